@@ -1,0 +1,31 @@
+# The two set-up commands: `make run` and `make test`. Each creates .venv when it is missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck pytest bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/gatebot run
+
+test: $(STAMP) lint pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check bot plugins tests bench
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/turns.py
+
+clean:
+	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,210 @@
+"""One turn: inbox -> pre-flight -> scope -> heads -> values -> gates -> decide -> act -> record.
+
+Each stage writes its part of the turn record (``bot.record``). Turns of one conversation run one
+at a time; a message is stored before any work, so a retried delivery never makes a second turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from bot import gates
+from bot.acting import Acted, Actor
+from bot.events import EventBus
+from bot.knowledge import Retriever
+from bot.metrics import Metrics
+from bot.packs import Pack
+from bot.playbook import Decision, decide
+from bot.providers import ModelProvider
+from bot.record import new_record
+from bot.recorders import Recorder
+from bot.router import KeywordRouter
+from bot.scope import check_scope
+from bot.store import Conversation, Message, Store
+from bot.values import propose, read_values
+
+log = logging.getLogger(__name__)
+
+SENTIMENT_VERSION = "keyword-lexicon@1"
+
+
+@dataclass
+class TurnResult:
+    replies: list[dict[str, Any]]
+    record: dict[str, Any]
+    duplicate: bool = False
+
+
+class _Clock:
+    """Per-stage timings for the record."""
+
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+        self.timings: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[f"{stage}_ms"] = round((now - self.last) * 1000, 3)
+        self.last = now
+
+    def total(self) -> dict[str, float]:
+        return {"total_ms": round((time.perf_counter() - self.start) * 1000, 3), **self.timings}
+
+
+class Agent:
+    def __init__(self, pack: Pack, store: Store, provider: ModelProvider, retriever: Retriever,
+                 recorders: list[Recorder], events: EventBus, metrics: Metrics,
+                 preflight: str = "off") -> None:
+        self.pack, self.store, self.events, self.metrics = pack, store, events, metrics
+        self.recorders = recorders
+        self.preflight = preflight
+        self.router = KeywordRouter(pack)
+        self.actor = Actor(pack, provider, retriever)
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def handle(self, conv: Conversation, text: str, external_id: str | None,
+                     inbox_key: str | None = None) -> TurnResult:
+        """Run one customer message through a turn. ``inbox_key`` (default ``external_id``) is what
+        makes a delivery unique on its channel; a repeat returns the first turn's answer."""
+        async with self._locks[conv.id]:
+            msg, duplicate = self.store.receive(conv.id, conv.channel, inbox_key or external_id, text)
+            if duplicate:
+                turn = self.store.turn_for_message(msg.id or 0)
+                if turn is not None:
+                    self.metrics.inc("gatebot_duplicate_messages_total", channel=conv.channel)
+                    return TurnResult(turn.replies, turn.record, duplicate=True)
+            else:
+                self.events.publish(conv.id, {"type": "message", "role": "customer", "text": text})
+            return await self._turn(msg, external_id)
+
+    async def recover(self) -> int:
+        """Run the turns of messages stored but never answered (the process died mid-turn)."""
+        count = 0
+        for msg in self.store.pending():
+            conv = self.store.get_conversation(msg.conversation_id)
+            if conv is None:
+                continue
+            async with self._locks[conv.id]:
+                if self.store.turn_for_message(msg.id or 0) is None:
+                    await self._turn(msg, msg.external_id)
+                    count += 1
+        return count
+
+    async def _turn(self, msg: Message, external_id: str | None) -> TurnResult:
+        clock = _Clock()
+        conv = self.store.get_conversation(msg.conversation_id)
+        if conv is None:
+            raise LookupError(f"conversation {msg.conversation_id} is gone")
+        seq = conv.turn_count + 1
+        record = new_record(conv.id, seq, msg.text, conv.channel, external_id, self.preflight)
+        record["versions"] = {"pack": self.pack.version,
+                              "heads": {"intent": self.router.version, "sentiment": SENTIMENT_VERSION}}
+        state: dict[str, Any] = {"values": {}, **conv.state}
+        clock.lap("inbox")
+
+        scope = check_scope(self.pack, msg.text, set(state["values"]))
+        record["scope"] = {"verdict": scope["verdict"], "rule": scope["rule"]}
+        clock.lap("scope")
+
+        intent_read, sentiment_read = self._read_heads(msg.text, state)
+        record["reads"] = [intent_read, sentiment_read]
+        clock.lap("heads")
+
+        history = self.store.messages(conv.id)
+        record["values"] = self._read_values(msg.text, history, state, seq)
+        clock.lap("values")
+
+        decision = decide(self.pack, state, scope, intent_read,
+                          {**sentiment_read, "score": sentiment_read.pop("score")}, seq)
+        record["legal"] = {"moves": decision.legal, "rule": decision.rule}
+        record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
+        clock.lap("decide")
+
+        transcript = [{"role": "user" if m.role == "customer" else "assistant", "content": m.text}
+                      for m in history if m.id != msg.id][-20:]
+        acted = await self.actor.act(decision, msg.text, transcript, conv.language)
+        record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
+        record["reply"] = acted.reply
+        if record["reply"]["text"] is None:
+            record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")
+        record["model_calls"] = acted.model_calls
+        self._after_move(conv, state, decision, acted, msg.text, seq)
+        clock.lap("act")
+
+        record["timings"] = clock.total()
+        conv.state, conv.turn_count = state, seq
+        self.store.complete_turn(conv, msg, record, acted.replies, conv.channel)
+        await self._deliver_record(record)
+        self.metrics.inc("gatebot_turns_total", move=decision.move, channel=conv.channel)
+        self.metrics.observe("gatebot_turn_seconds", record["timings"]["total_ms"] / 1000)
+        for reply in acted.replies:
+            self.events.publish(conv.id, {"type": "reply", "role": "agent", "reply": reply})
+        return TurnResult(acted.replies, record)
+
+    def _read_heads(self, text: str, state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        answer, confidence, ranking = self.router.intent(text)
+        options = state.pop("clarify_options", None)
+        if options and answer not in options:
+            # After "did you mean X or Y?", read the reply against just those.
+            narrowed = [r for r in ranking if r.name in options]
+            if narrowed:
+                answer, confidence = narrowed[0].name, max(confidence, 0.95)
+        intent_read = gates.read("intent", self.router.version, answer, confidence, "intent",
+                                 self.pack.gates["intent"])
+        intent_read["ranking"] = [{"name": r.name, "score": round(r.score, 3)} for r in ranking[:3]]
+        label, conf, score = self.router.sentiment(text)
+        sentiment_read = gates.read("sentiment", SENTIMENT_VERSION, label, conf, "sentiment",
+                                    self.pack.gates["sentiment"], score=round(score, 3))
+        return intent_read, sentiment_read
+
+    def _read_values(self, text: str, history: list[Message], state: dict[str, Any],
+                     seq: int) -> list[dict[str, Any]]:
+        customer_texts = [m.text for m in history if m.role == "customer"]
+        proposals = propose(self.pack, text, state.get("asked_slot"))
+        entries = read_values(self.pack, proposals, customer_texts, state["values"],
+                              self.pack.gates["value"])
+        for entry in entries:
+            if entry["outcome"] == "act":
+                state["values"][entry["slot"]] = {"value": entry["value"], "source": entry["source"],
+                                                  "seq": seq}
+            entry.pop("confidence", None)
+        return entries
+
+    def _after_move(self, conv: Conversation, state: dict[str, Any], decision: Decision,
+                    acted: Acted, text: str, seq: int) -> None:
+        """What a move changes in the conversation's state, and the escalation queue."""
+        state["asked_slot"] = decision.slot if decision.move == "ask" else None
+        state["outcome"] = decision.outcome if decision.move == "ask" else None
+        if decision.move == "clarify":
+            state["clarify_options"] = decision.options
+        if decision.move == "propose":
+            state["proposed"] = decision.outcome
+        if decision.move == "ask_signup":
+            state["last_signup_seq"] = seq
+        if decision.move == "stop":
+            state["stopped"] = True
+            conv.status = "stopped"
+        if acted.unanswered:
+            state.setdefault("unanswered", []).append(acted.unanswered)
+        helpdesk = self.pack.default_helpdesk()
+        if decision.move == "handoff":
+            conv.status = "handed_off"
+            self.store.escalate(conv.id, "customer asked for a person",
+                                helpdesk.name if helpdesk else None, question=text)
+            self.metrics.inc("gatebot_escalations_total", reason="asked")
+        elif acted.escalate:
+            self.store.escalate(conv.id, acted.escalate, helpdesk.name if helpdesk else None,
+                                question=text)
+            self.metrics.inc("gatebot_escalations_total", reason="queued")
+
+    async def _deliver_record(self, record: dict[str, Any]) -> None:
+        for recorder in self.recorders:
+            try:
+                await recorder.record(record)
+            except Exception:  # a broken recorder must never fail a stored turn
+                log.exception("recorder %s failed", getattr(recorder, "name", recorder))

@@ -1,0 +1,141 @@
+"""The app: settings, plugins, pack, store and agent wired together; starts and stops channels."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from bot.agent import Agent
+from bot.channels import ChannelAdapter
+from bot.config import Settings
+from bot.email import EmailTransport, NoEmail
+from bot.errors import ConfigError
+from bot.events import EventBus
+from bot.knowledge import LexicalRetriever, Retriever
+from bot.metrics import Metrics
+from bot.packs import Pack, load_pack
+from bot.plugins import PluginManager, call_lifecycle, load_plugins
+from bot.providers import ModelProvider
+from bot.recorders import ConsoleRecorder, JsonlRecorder, MemoryRecorder, Recorder
+from bot.store import Store
+from bot.tools import Tool
+
+log = logging.getLogger(__name__)
+
+
+class Registry:
+    """What the ``register_*`` hooks handed over, collected once at build time."""
+
+    def __init__(self, plugins: PluginManager) -> None:
+        self.channels: list[Callable[[App], ChannelAdapter]] = []
+        self.providers: dict[str, Callable[[str], ModelProvider]] = {}
+        self.tools: dict[str, Tool] = {}
+        self.retrievers: list[Callable[[Pack], Retriever]] = []
+        self.email: dict[str, Callable[[Settings], EmailTransport]] = {}
+        self.recorders: list[Recorder] = []
+        hook = plugins.hook
+        hook.register_channels(register=self.channels.append)
+        hook.register_model_providers(register=self._provider)
+        hook.register_tools(register=self._tool)
+        hook.register_retrievers(register=self.retrievers.append)
+        hook.register_email_transports(register=self._email)
+        hook.register_recorders(register=self.recorders.append)
+
+    def _provider(self, name: str, factory: Callable[[str], ModelProvider]) -> None:
+        self.providers[name] = factory
+
+    def _tool(self, tool: Tool) -> None:
+        if not tool.name:
+            raise ConfigError(f"tool {tool!r} has no name")
+        self.tools[tool.name] = tool
+
+    def _email(self, name: str, factory: Callable[[Settings], EmailTransport]) -> None:
+        self.email[name] = factory
+
+
+class App:
+    def __init__(self, settings: Settings, *, extra_plugins: list[object] | None = None,
+                 recorders: list[Recorder] | None = None) -> None:
+        self.settings = settings
+        self.plugins = load_plugins(extra_plugins)
+        self.registry = Registry(self.plugins)
+        self.pack = load_pack(settings.pack)
+        self.store = Store(settings.database_url)
+        self.metrics = Metrics()
+        self.events = EventBus()
+        self.provider = self._choose_provider(settings.model)
+        self.retriever = self.registry.retrievers[-1](self.pack) if self.registry.retrievers \
+            else LexicalRetriever(self.pack)
+        self.email = self.registry.email[settings.email](settings) if settings.email in \
+            self.registry.email else NoEmail()
+        self.recorders = [*self._builtin_recorders(), *self.registry.recorders, *(recorders or [])]
+        self.agent = Agent(self.pack, self.store, self.provider, self.retriever, self.recorders,
+                           self.events, self.metrics, preflight=settings.preflight)
+        self.channels: list[ChannelAdapter] = []
+        self._describe_metrics()
+
+    def _choose_provider(self, spec: str) -> ModelProvider:
+        name, _, model = spec.partition(":")
+        factory = self.registry.providers.get(name)
+        if factory is None:
+            known = ", ".join(sorted(self.registry.providers)) or "none"
+            raise ConfigError(
+                f"GATEBOT_MODEL={spec!r} names no registered provider (registered: {known})"
+            )
+        return factory(model)
+
+    def _builtin_recorders(self) -> list[Recorder]:
+        out: list[Recorder] = []
+        for name in self.settings.recorders:
+            if name == "jsonl":
+                out.append(JsonlRecorder(self.settings.jsonl_path))
+            elif name == "console":
+                out.append(ConsoleRecorder())
+            elif name == "memory":
+                out.append(MemoryRecorder())
+            elif name not in ("", "none"):
+                raise ConfigError(f"GATEBOT_RECORDERS names unknown recorder {name!r} "
+                                  "(built in: console, jsonl, memory; plugins add more)")
+        return out
+
+    def _describe_metrics(self) -> None:
+        m = self.metrics
+        m.describe("gatebot_turns_total", "counter", "Turns completed, by move and channel.")
+        m.describe("gatebot_turn_seconds", "histogram", "Time of one turn, inbox to record.")
+        m.describe("gatebot_duplicate_messages_total", "counter",
+                   "Repeated deliveries answered from the stored turn.")
+        m.describe("gatebot_escalations_total", "counter", "Escalations queued, by reason.")
+
+    async def start(self, channels: bool = True) -> None:
+        """Migrate, run plugins' startup, finish turns a crash interrupted, then start channels."""
+        self.store.migrate()
+        await call_lifecycle(self.plugins.hook.startup(app=self))
+        recovered = await self.agent.recover()
+        if recovered:
+            log.warning("finished %d turn(s) interrupted by an earlier stop", recovered)
+        if channels:
+            wanted = self.settings.channels
+            for factory in self.registry.channels:
+                adapter = factory(self)
+                if wanted is None or adapter.name in wanted:
+                    await adapter.start()
+                    self.channels.append(adapter)
+
+    async def stop(self) -> None:
+        for adapter in reversed(self.channels):
+            try:
+                await adapter.stop()
+            except Exception:
+                log.exception("channel %s did not stop cleanly", adapter.name)
+        self.channels.clear()
+        await call_lifecycle(self.plugins.hook.shutdown(app=self))
+        self.store.close()
+
+    def channel(self, name: str) -> ChannelAdapter | None:
+        return next((c for c in self.channels if c.name == name), None)
+
+    def info(self) -> dict[str, Any]:
+        return {"pack": self.pack.name, "pack_version": self.pack.version,
+                "provider": f"{self.provider.name}:{self.provider.model}".rstrip(":"),
+                "retriever": self.retriever.name}

@@ -1,0 +1,35 @@
+"""The channel adapter base: how a platform (web widget, Slack, Discord) plugs into the agent."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+
+class ChannelAdapter(ABC):
+    """A platform's receive/send loop. ``start`` begins listening; ``stop`` ends it.
+
+    An adapter hands each customer message to ``app.agent.handle(...)`` and renders the replies it
+    gets back (text and cards) in its platform's idiom. ``send`` delivers a message that did not come
+    from a turn (a staff reply relayed from a help desk).
+    """
+
+    name: str = ""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Begin receiving messages. Returns once listening."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Stop receiving and close connections."""
+
+    async def send(self, conversation_id: str, replies: list[dict[str, Any]]) -> None:
+        """Deliver replies outside a turn. Adapters whose customers poll may keep the default."""
+        self.app.events.publish(conversation_id, {"type": "replies", "replies": replies})

@@ -1,0 +1,49 @@
+"""``gatebot run``: every configured channel, until interrupted."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+
+import click
+
+from bot.app import App
+from bot.config import Settings
+
+
+@click.command("run")
+@click.option("--port", type=int, default=None, help="Web port (default 8080, or GATEBOT_PORT).")
+@click.option("--host", default=None, help="Address to bind (default 127.0.0.1, or GATEBOT_HOST).")
+@click.option("--pack", type=click.Path(), default=None, help="Pack folder (or GATEBOT_PACK).")
+def command(port: int | None, host: str | None, pack: str | None) -> None:
+    """Run the bot on every configured channel."""
+    settings = Settings.from_env()
+    if port is not None:
+        settings.port = port
+    if host is not None:
+        settings.host = host
+    if pack is not None:
+        settings.pack = settings.pack.__class__(pack)
+    asyncio.run(_serve(settings))
+
+
+async def _serve(settings: Settings) -> None:
+    app = App(settings)
+    for error in app.plugins.errors:
+        click.echo(f"warning: {error}", err=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await app.start()
+    names = ", ".join(c.name for c in app.channels) or "none"
+    click.echo(f"gatebot on pack {app.pack.name} ({app.pack.version}), model {app.info()['provider']},"
+               f" channels: {names}", err=True)
+    if app.channel("web"):
+        click.echo(f"widget and API at http://{settings.host}:{settings.port}/", err=True)
+    try:
+        await stop.wait()
+    finally:
+        await app.stop()

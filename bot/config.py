@@ -1,0 +1,68 @@
+"""Settings, read once from the environment. Credentials stay here and are referenced by name."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.errors import ConfigError
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass
+class Settings:
+    pack: Path = Path("knowledge/acme")
+    data_dir: Path = Path("var")
+    database_url: str = ""
+    model: str = "offline"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    recorders: list[str] = field(default_factory=lambda: ["jsonl"])
+    channels: list[str] | None = None  # None: every registered channel that is configured
+    redis_url: str | None = None
+    admin_token: str | None = None
+    preflight: str = "off"
+    email: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.database_url:
+            self.database_url = f"sqlite:///{self.data_dir / 'gatebot.db'}"
+
+    @property
+    def jsonl_path(self) -> Path:
+        return Path(os.environ.get("GATEBOT_RECORD_JSONL", self.data_dir / "turns.jsonl"))
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        env = os.environ
+        data_dir = Path(env.get("GATEBOT_DATA_DIR") or "var")
+        channels = env.get("GATEBOT_CHANNELS")
+        preflight = "routing" if _flag("PREFLIGHT_ROUTING") else "shadow" if _flag("PREFLIGHT_SHADOW") else "off"
+        return cls(
+            pack=Path(env.get("GATEBOT_PACK") or "knowledge/acme"),
+            data_dir=data_dir,
+            database_url=env.get("DATABASE_URL", ""),
+            model=env.get("GATEBOT_MODEL") or "offline",
+            host=env.get("GATEBOT_HOST") or "127.0.0.1",
+            port=_int("GATEBOT_PORT", 8080),
+            recorders=[r.strip() for r in env.get("GATEBOT_RECORDERS", "jsonl").split(",") if r.strip()],
+            channels=[c.strip() for c in channels.split(",") if c.strip()] if channels else None,
+            redis_url=env.get("REDIS_URL") or None,
+            admin_token=env.get("GATEBOT_ADMIN_TOKEN") or None,
+            preflight=preflight,
+            email=env.get("GATEBOT_EMAIL") or None,
+        )

@@ -1,0 +1,109 @@
+"""Every hook a gatebot plugin can implement.
+
+Contribution hooks take a ``register`` callback: a plugin calls it once per thing it gives, so the
+plugin side stays two lines. Hooks are synchronous and do no I/O; what they hand back has
+``async def`` methods that the host awaits. Call hooks with keyword arguments only, so a plugin may
+accept fewer arguments than the spec names and new arguments never break old plugins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+hookspec = pluggy.HookspecMarker("gatebot")
+hookimpl = pluggy.HookimplMarker("gatebot")
+
+
+@hookspec
+def register_channels(register: Callable[[Any], None]) -> None:
+    """Give channel adapters (web widget, Slack, Discord).
+
+    Fires once when the app is built. Call ``register(factory)`` for each adapter, where
+    ``factory(app)`` returns a :class:`bot.channels.ChannelAdapter`. The adapter receives
+    customer messages, hands them to the agent and renders replies and cards in its platform's
+    idiom. Returns nothing.
+    """
+
+
+@hookspec
+def register_model_providers(register: Callable[[str, Any], None]) -> None:
+    """Give model providers.
+
+    Fires once when the app is built. Call ``register(name, factory)`` where ``factory(model)``
+    returns a :class:`bot.providers.ModelProvider`; ``GATEBOT_MODEL=name:model`` selects it
+    (``offline`` needs no model part). Returns nothing.
+    """
+
+
+@hookspec
+def register_tools(register: Callable[[Any], None]) -> None:
+    """Give tools the agent may call.
+
+    Fires once when the app is built. Call ``register(tool)`` with a :class:`bot.tools.Tool`:
+    a name, a JSON schema for its arguments, a ``changes`` flag (a tool that changes anything is
+    read back and runs only on a confident yes) and an ownership rule. Returns nothing.
+    """
+
+
+@hookspec
+def register_retrievers(register: Callable[[Any], None]) -> None:
+    """Give knowledge search backends.
+
+    Fires once when the app is built. Call ``register(factory)`` where ``factory(pack)`` returns a
+    :class:`bot.knowledge.Retriever`. The last registered wins over the built-in lexical one.
+    Returns nothing.
+    """
+
+
+@hookspec
+def register_email_transports(register: Callable[[str, Any], None]) -> None:
+    """Give email transports.
+
+    Fires once when the app is built. Call ``register(name, factory)`` where ``factory(settings)``
+    returns a :class:`bot.email.EmailTransport`; ``GATEBOT_EMAIL=name`` selects it. With none
+    configured, sending reports an honest failure. Returns nothing.
+    """
+
+
+@hookspec
+def register_recorders(register: Callable[[Any], None]) -> None:
+    """Give places that turn records go besides the database.
+
+    Fires once when the app is built. Call ``register(recorder)`` with a
+    :class:`bot.recorders.Recorder`; it receives every turn record after the turn is stored.
+    A recorder that raises is logged and never fails the turn. Returns nothing.
+    """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add commands to the ``gatebot`` command line.
+
+    Fires once when the CLI starts. Use ``@cli.command()`` on ``cli``, a :class:`click.Group`.
+    Returns nothing.
+    """
+
+
+@hookspec
+def startup(app: Any) -> Any:
+    """Start long-lived clients and connections.
+
+    Fires once after the app is built and the store migrated, before any channel starts. ``app``
+    is the :class:`bot.app.App`. May return an awaitable, which the host awaits; ``None`` means
+    nothing to wait for.
+    """
+
+
+@hookspec
+def shutdown(app: Any) -> Any:
+    """Close what ``startup`` opened.
+
+    Fires once when the app stops, after channels stopped. May return an awaitable, which the
+    host awaits; ``None`` means nothing to wait for.
+    """

@@ -1,0 +1,92 @@
+"""Knowledge search: the retriever base and the built-in lexical (BM25) retriever.
+
+The built-in one needs nothing beyond the standard library, so every pack can answer from its FAQ
+and documents; a knowledge plugin registers better retrievers (embeddings, hybrid) over the same
+facts. FAQ entries are whole facts; documents are split into paragraph windows.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass
+
+from bot.packs import Pack
+from bot.text import content_tokens
+
+
+@dataclass
+class Fact:
+    key: str  # what a reply cites: "faq-trial" or "doc-monitor#2"
+    text: str
+    source: str  # "faq" or the document's path in the pack
+    mode: str  # how it was found: hybrid | embeddings | bm25 | faq
+    score: float = 0.0
+    title: str = ""
+
+
+def pack_passages(pack: Pack) -> list[Fact]:
+    """Every fact a pack offers, FAQ first, before any scoring."""
+    out = [Fact(f.key, f.answer, "faq", "faq", title=f.question) for f in pack.faq]
+    for doc in pack.documents:
+        paragraphs = [p.strip() for p in doc.text.split("\n\n") if p.strip()]
+        for n, para in enumerate(paragraphs, start=1):
+            out.append(Fact(f"{doc.key}#{n}", " ".join(para.split()), doc.path, "bm25", title=doc.title))
+    return out
+
+
+class Retriever(ABC):
+    name: str = ""
+
+    @abstractmethod
+    async def search(self, query: str, k: int = 3) -> list[Fact]:
+        """The ``k`` best facts for ``query``, best first; an empty list when nothing fits."""
+
+
+class LexicalRetriever(Retriever):
+    """Okapi BM25 over the pack's passages; FAQ questions and keywords count as their text."""
+
+    name = "bm25"
+    k1, b = 1.5, 0.75
+    #: Below this a match is a stray shared word, not an answer.
+    min_score = 1.5
+
+    def __init__(self, pack: Pack) -> None:
+        self.facts = pack_passages(pack)
+        faq_extra = {f.key: f"{f.question} {' '.join(f.keywords)}" for f in pack.faq}
+        self._docs = [
+            Counter(content_tokens(f"{f.title} {f.text} {faq_extra.get(f.key, '')}"))
+            for f in self.facts
+        ]
+        self._lengths = [sum(d.values()) for d in self._docs]
+        self._avg = sum(self._lengths) / max(len(self._lengths), 1)
+        df: Counter[str] = Counter()
+        for doc in self._docs:
+            df.update(doc.keys())
+        n = len(self._docs)
+        self._idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+    def score(self, query: str) -> list[tuple[float, int]]:
+        terms = set(content_tokens(query))
+        scored = []
+        for i, doc in enumerate(self._docs):
+            s = 0.0
+            for t in terms & doc.keys():
+                tf = doc[t]
+                s += self._idf[t] * tf * (self.k1 + 1) / (
+                    tf + self.k1 * (1 - self.b + self.b * self._lengths[i] / self._avg)
+                )
+            if s > 0:
+                scored.append((s, i))
+        scored.sort(reverse=True)
+        return scored
+
+    async def search(self, query: str, k: int = 3) -> list[Fact]:
+        out = []
+        for s, i in self.score(query)[:k]:
+            if s < self.min_score:
+                break
+            f = self.facts[i]
+            out.append(Fact(f.key, f.text, f.source, f.mode, round(s, 3), f.title))
+        return out

@@ -1,0 +1,204 @@
+"""Packs: folders of YAML and Markdown that make one deployment's agent.
+
+``load_pack`` validates every file against its schema and the files against each other, and raises
+:class:`bot.errors.PackErrors` listing each problem with its file, line and field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from bot.errors import PackError, PackErrors
+from bot.packs import schema
+from bot.packs.model import (
+    DEFAULT_GATES,
+    Document,
+    FaqEntry,
+    HelpDesk,
+    Intent,
+    OutcomeRule,
+    Pack,
+    Product,
+    ScopeRule,
+    Slot,
+)
+from bot.packs.yamlines import YamlSyntaxError, line_for, load_with_lines
+
+__all__ = ["Pack", "load_pack"]
+
+
+class _Loaded:
+    """One pack file's data and line map, for errors that point back into it."""
+
+    def __init__(self, name: str, data: Any, lines: dict[Any, int]) -> None:
+        self.name, self.data, self.lines = name, data, lines
+
+    def error(self, path: tuple[Any, ...], message: str) -> PackError:
+        return PackError(self.name, line_for(self.lines, path), _dotted(path), message)
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _read_yaml(root: Path, name: str, schema_: dict[str, Any], errors: list[PackError]) -> _Loaded:
+    label = f"{root.name}/{name}"
+    try:
+        data, lines = load_with_lines((root / name).read_text(encoding="utf-8"))
+    except YamlSyntaxError as exc:
+        errors.append(PackError(label, exc.line, "", exc.message))
+        return _Loaded(label, None, {})
+    except UnicodeDecodeError:
+        errors.append(PackError(label, None, "", "not UTF-8 text"))
+        return _Loaded(label, None, {})
+    loaded = _Loaded(label, data, lines)
+    validator = jsonschema.Draft202012Validator(schema_)
+    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        errors.append(loaded.error(tuple(err.absolute_path), _explain(err)))
+    return loaded
+
+
+def _explain(err: jsonschema.ValidationError) -> str:
+    if err.validator == "additionalProperties":
+        return f"{err.message} (check the spelling; allowed: {', '.join(err.schema.get('properties', {}))})"
+    if err.validator == "required":
+        return err.message.replace("is a required property", "is required")
+    return err.message
+
+
+def _read_document(root: Path, path: Path, errors: list[PackError]) -> Document | None:
+    label = f"{root.name}/{path.relative_to(root)}"
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        errors.append(PackError(label, 1, "", "a knowledge document starts with '---' front matter (key, title)"))
+        return None
+    end = text.find("\n---", 4)
+    if end < 0:
+        errors.append(PackError(label, 1, "", "front matter has no closing '---'"))
+        return None
+    try:
+        meta, lines = load_with_lines(text[4:end])
+    except YamlSyntaxError as exc:
+        errors.append(PackError(label, (exc.line or 0) + 1, "", exc.message))
+        return None
+    loaded = _Loaded(label, meta, {k: v + 1 for k, v in lines.items()})
+    for err in jsonschema.Draft202012Validator(schema.DOC_FRONT_MATTER).iter_errors(meta):
+        errors.append(loaded.error(tuple(err.absolute_path), _explain(err)))
+    if not isinstance(meta, dict) or errors and errors[-1].file == label:
+        return None
+    body = text[end + 4 :].lstrip("\n")
+    return Document(meta["key"], meta["title"], body, label, meta.get("tags", []))
+
+
+def _content_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def load_pack(path: str | Path) -> Pack:
+    root = Path(path)
+    if not root.is_dir():
+        raise PackErrors([PackError(str(root), None, "", "no such pack folder")])
+    errors: list[PackError] = []
+    files: dict[str, _Loaded] = {}
+    for name, (schema_, required) in schema.FILES.items():
+        if (root / name).is_file():
+            files[name] = _read_yaml(root, name, schema_, errors)
+        elif required:
+            errors.append(PackError(f"{root.name}/{name}", None, "", "required file is missing"))
+    documents = []
+    if (root / "docs").is_dir():
+        for doc_path in sorted((root / "docs").glob("*.md")):
+            doc = _read_document(root, doc_path, errors)
+            if doc is not None:
+                documents.append(doc)
+    if errors:
+        raise PackErrors(errors)
+    pack = _build(root, files, documents)
+    _cross_check(pack, files, errors)
+    if errors:
+        raise PackErrors(errors)
+    return pack
+
+
+def _data(files: dict[str, _Loaded], name: str) -> dict[str, Any]:
+    return files[name].data if name in files and isinstance(files[name].data, dict) else {}
+
+
+def _build(root: Path, files: dict[str, _Loaded], documents: list[Document]) -> Pack:
+    meta, play = _data(files, "pack.yaml"), _data(files, "playbook.yaml")
+    scope = meta["scope"]
+    return Pack(
+        root=root,
+        name=meta["name"],
+        company=meta["company"],
+        version=_content_hash(root),
+        language=meta.get("language", "en"),
+        description=meta.get("description", ""),
+        products=[Product(**p) for p in meta["products"]],
+        topics=[ScopeRule(**t) for t in scope.get("topics", [])],
+        out_of_scope=[ScopeRule(**t) for t in scope.get("out_of_scope", [])],
+        excluded_names=meta.get("excluded_names", []),
+        booking=meta.get("booking", {"enabled": False, "contact": ""}),
+        intents=[Intent(**i) for i in _data(files, "intents.yaml")["intents"]],
+        default_move=play["default_move"],
+        signup_cooldown_turns=play.get("signup_cooldown_turns", 3),
+        low_sentiment=play.get("low_sentiment", -0.3),
+        slots=[Slot(**s) for s in play.get("slots", [])],
+        outcomes=[OutcomeRule(**o) for o in play.get("outcomes", [])],
+        templates=play["templates"],
+        gates={**DEFAULT_GATES, **_data(files, "gates.yaml")},
+        faq=[FaqEntry(**f) for f in _data(files, "faq.yaml").get("faq", [])],
+        documents=documents,
+        helpdesks=[HelpDesk(**h) for h in _data(files, "helpdesks.yaml").get("helpdesks", [])],
+    )
+
+
+def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError]) -> None:
+    """What no single file's schema can see: names that must resolve across files."""
+    intents, play = files["intents.yaml"], files["playbook.yaml"]
+    slots = {s.name for s in pack.slots}
+    intent_names = [i.name for i in pack.intents]
+    for i, intent in enumerate(pack.intents):
+        if intent_names.index(intent.name) != i:
+            errors.append(intents.error(("intents", i, "name"), f"intent {intent.name!r} is declared twice"))
+        for j, need in enumerate(intent.needs):
+            if need not in slots:
+                errors.append(intents.error(("intents", i, "needs", j), f"unknown slot {need!r}; declare it under slots in playbook.yaml"))
+    for i, rule in enumerate(pack.outcomes):
+        for j, name in enumerate(rule.when_intent):
+            if name not in intent_names:
+                errors.append(play.error(("outcomes", i, "when_intent", j), f"unknown intent {name!r}"))
+        for j, need in enumerate(rule.needs):
+            if need not in slots:
+                errors.append(play.error(("outcomes", i, "needs", j), f"unknown slot {need!r}"))
+    for i, slot in enumerate(pack.slots):
+        if slot.alternative and slot.alternative not in slots:
+            errors.append(play.error(("slots", i, "alternative"), f"unknown slot {slot.alternative!r}"))
+    if pack.language not in pack.templates:
+        errors.append(play.error(("templates",), f"no templates for the pack language {pack.language!r}"))
+    else:
+        for name in schema.REQUIRED_TEMPLATES:
+            if name not in pack.templates[pack.language]:
+                errors.append(play.error(("templates", pack.language), f"template {name!r} is required"))
+    for lang, templates in pack.templates.items():
+        for name, text in templates.items():
+            try:
+                text.format(company="", slot="", question="", options="", contact="", topic="")
+            except (KeyError, IndexError, ValueError) as exc:
+                errors.append(play.error(("templates", lang, name), f"bad placeholder {exc}"))
+    keys = [f.key for f in pack.faq] + [d.key for d in pack.documents]
+    for key in {k for k in keys if keys.count(k) > 1}:
+        errors.append(PackError(f"{pack.root.name}", None, key, f"knowledge key {key!r} is used twice (faq and docs keys must be unique)"))
+    if "helpdesks.yaml" in files and sum(h.default for h in pack.helpdesks) > 1:
+        errors.append(files["helpdesks.yaml"].error(("helpdesks",), "at most one help desk can be the default"))

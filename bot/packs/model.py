@@ -1,0 +1,130 @@
+"""The loaded pack: plain dataclasses the agent reads. Built only from validated files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_GATES = {
+    "intent": 0.9,
+    "value": 0.9,
+    "yesNo": 0.6,
+    "confirm": 0.8,
+    "policy": 0.9,
+    "repeat": 0.7,
+    # Sentiment only ever narrows what the agent may do (no selling to a hostile visitor), so its
+    # gate can sit lower than the ones that make the agent act.
+    "sentiment": 0.6,
+}
+
+
+@dataclass
+class Product:
+    key: str
+    name: str
+    keywords: list[str]
+    description: str = ""
+
+
+@dataclass
+class ScopeRule:
+    key: str
+    keywords: list[str]
+    template: str | None = None
+
+
+@dataclass
+class Intent:
+    name: str
+    examples: list[str]
+    keywords: list[str] = field(default_factory=list)
+    description: str = ""
+    move: str | None = None
+    outcome: str | None = None
+    needs: list[str] = field(default_factory=list)
+    template: str | None = None
+
+
+@dataclass
+class Slot:
+    name: str
+    question: str
+    type: str = "text"
+    alternative: str | None = None
+
+
+@dataclass
+class OutcomeRule:
+    outcome: str
+    reason: str
+    when_intent: list[str] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FaqEntry:
+    key: str
+    question: str
+    answer: str
+    keywords: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Document:
+    key: str
+    title: str
+    text: str
+    path: str
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class HelpDesk:
+    name: str
+    channel: str
+    target: str
+    email: str | None = None
+    default: bool = False
+    description: str = ""
+
+
+@dataclass
+class Pack:
+    root: Path
+    name: str
+    company: str
+    version: str  # content hash of every file, so a turn names the exact pack it ran on
+    language: str
+    description: str
+    products: list[Product]
+    topics: list[ScopeRule]
+    out_of_scope: list[ScopeRule]
+    excluded_names: list[str]
+    booking: dict[str, Any]
+    intents: list[Intent]
+    default_move: str
+    signup_cooldown_turns: int
+    low_sentiment: float
+    slots: list[Slot]
+    outcomes: list[OutcomeRule]
+    templates: dict[str, dict[str, str]]
+    gates: dict[str, float]
+    faq: list[FaqEntry]
+    documents: list[Document]
+    helpdesks: list[HelpDesk]
+
+    def template(self, name: str, language: str | None = None, **values: str) -> str:
+        """A template in the conversation's language, else the pack's; values filled in."""
+        lang = language if language in self.templates else self.language
+        text = self.templates[lang].get(name) or self.templates[self.language][name]
+        return text.format(company=self.company, **values)
+
+    def intent(self, name: str) -> Intent | None:
+        return next((i for i in self.intents if i.name == name), None)
+
+    def slot(self, name: str) -> Slot | None:
+        return next((s for s in self.slots if s.name == name), None)
+
+    def default_helpdesk(self) -> HelpDesk | None:
+        return next((h for h in self.helpdesks if h.default), self.helpdesks[0] if self.helpdesks else None)

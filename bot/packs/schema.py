@@ -1,0 +1,178 @@
+"""JSON schemas for each pack file. Unknown keys are errors: a typo must not pass silently."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MOVES = ["answer", "ask", "clarify", "confirm", "propose", "ask_signup", "handoff", "stop", "decline"]
+OUTCOMES = ["trial", "demo", "engineer", "later", "stop"]
+SLOT_TYPES = ["text", "email", "phone", "number", "date", "order_id"]
+GATES = ["intent", "value", "yesNo", "confirm", "policy", "repeat", "sentiment"]
+#: Templates the deterministic moves need; every pack language must define them.
+REQUIRED_TEMPLATES = ["greeting", "decline", "handoff", "stop", "fallback", "no_answer", "queued"]
+
+_str = {"type": "string", "minLength": 1}
+_str_list = {"type": "array", "items": _str}
+_key = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"}
+
+
+def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+PACK = _obj(
+    {
+        "name": _key,
+        "version": {"type": ["string", "number"]},
+        "company": _str,
+        "description": {"type": "string"},
+        "language": {"type": "string", "pattern": "^[a-z]{2}$"},
+        "products": {
+            "type": "array",
+            "minItems": 1,
+            "items": _obj(
+                {"key": _key, "name": _str, "description": {"type": "string"},
+                 "keywords": _str_list},
+                ["key", "name", "keywords"],
+            ),
+        },
+        "scope": _obj(
+            {
+                "topics": {
+                    "type": "array",
+                    "items": _obj({"key": _key, "keywords": _str_list}, ["key", "keywords"]),
+                },
+                "out_of_scope": {
+                    "type": "array",
+                    "items": _obj(
+                        {"key": _key, "keywords": _str_list, "template": _str},
+                        ["key", "keywords"],
+                    ),
+                },
+            },
+            ["topics"],
+        ),
+        "excluded_names": _str_list,
+        "booking": _obj(
+            {"enabled": {"type": "boolean"}, "url": _str, "contact": _str}, ["enabled", "contact"]
+        ),
+    },
+    ["name", "company", "products", "scope"],
+)
+
+INTENTS = _obj(
+    {
+        "intents": {
+            "type": "array",
+            "minItems": 1,
+            "items": _obj(
+                {
+                    "name": _key,
+                    "description": {"type": "string"},
+                    "keywords": _str_list,
+                    "examples": {"type": "array", "items": _str, "minItems": 1},
+                    "move": {"enum": MOVES},
+                    "outcome": {"enum": OUTCOMES},
+                    "needs": _str_list,
+                    "template": _key,
+                },
+                ["name", "examples"],
+            ),
+        }
+    },
+    ["intents"],
+)
+
+PLAYBOOK = _obj(
+    {
+        "default_move": {"enum": MOVES},
+        "signup_cooldown_turns": {"type": "integer", "minimum": 0},
+        "low_sentiment": {"type": "number", "minimum": -1, "maximum": 1},
+        "slots": {
+            "type": "array",
+            "items": _obj(
+                {"name": _key, "type": {"enum": SLOT_TYPES}, "question": _str,
+                 "alternative": _key},
+                ["name", "question"],
+            ),
+        },
+        "outcomes": {
+            "type": "array",
+            "items": _obj(
+                {
+                    "outcome": {"enum": OUTCOMES},
+                    "when_intent": _str_list,
+                    "needs": _str_list,
+                    "reason": _str,
+                },
+                ["outcome", "reason"],
+            ),
+        },
+        "templates": {
+            "type": "object",
+            "minProperties": 1,
+            "patternProperties": {
+                "^[a-z]{2}$": {"type": "object", "additionalProperties": _str},
+            },
+            "additionalProperties": False,
+        },
+    },
+    ["default_move", "templates"],
+)
+
+GATES_FILE = {
+    "type": "object",
+    "properties": {g: {"type": "number", "minimum": 0, "maximum": 1} for g in GATES},
+    "additionalProperties": False,
+}
+
+FAQ = _obj(
+    {
+        "faq": {
+            "type": "array",
+            "items": _obj(
+                {"key": _key, "question": _str, "answer": _str, "keywords": _str_list},
+                ["key", "question", "answer"],
+            ),
+        }
+    },
+    ["faq"],
+)
+
+HELPDESKS = _obj(
+    {
+        "helpdesks": {
+            "type": "array",
+            "minItems": 1,
+            "items": _obj(
+                {
+                    "name": _key,
+                    "channel": {"enum": ["slack", "discord", "email"]},
+                    "target": _str,
+                    "email": _str,
+                    "default": {"type": "boolean"},
+                    "description": {"type": "string"},
+                },
+                ["name", "channel", "target"],
+            ),
+        }
+    },
+    ["helpdesks"],
+)
+
+DOC_FRONT_MATTER = _obj({"key": _key, "title": _str, "tags": _str_list}, ["key", "title"])
+
+#: file name -> (schema, required?)
+FILES: dict[str, tuple[dict[str, Any], bool]] = {
+    "pack.yaml": (PACK, True),
+    "intents.yaml": (INTENTS, True),
+    "playbook.yaml": (PLAYBOOK, True),
+    "gates.yaml": (GATES_FILE, False),
+    "faq.yaml": (FAQ, False),
+    "helpdesks.yaml": (HELPDESKS, False),
+}

@@ -1,0 +1,30 @@
+"""The turn record's shape. Every key is present on every turn, so tools and tests can rely on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def new_record(conversation_id: str, seq: int, text: str, channel: str,
+               external_id: str | None, preflight_mode: str = "off") -> dict[str, Any]:
+    return {
+        "conversation_id": conversation_id,
+        "seq": seq,
+        "message": {"text": text, "channel": channel, "external_id": external_id},
+        "preflight": {"mode": preflight_mode, "answers": [], "acted": None},
+        "scope": {"verdict": None, "rule": None},
+        "reads": [],
+        "values": [],
+        "legal": {"moves": [], "rule": None},
+        "move": {"name": None, "why": None, "escalate": False},
+        "facts": [],
+        "reply": {"text": None, "gate": {"passed": None, "reasons": []}, "attempts": 0},
+        "tools": [],
+        "model_calls": [],
+        "forecast": {"p_convert": None, "validated": False},
+        "versions": {"pack": None, "heads": {}},
+        "timings": {"total_ms": 0.0},
+    }
+
+
+RECORD_KEYS = tuple(new_record("", 0, "", "", None))

@@ -1,0 +1,89 @@
+"""Recorders: where turn records go besides the database (console, memory, JSONL, plugins')."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, TextIO
+
+
+class Recorder(ABC):
+    name: str = ""
+
+    @abstractmethod
+    async def record(self, turn: dict[str, Any]) -> None:
+        """Receive one complete turn record, after it is stored."""
+
+
+class MemoryRecorder(Recorder):
+    """Collects records in a list; for tests."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self.turns: list[dict[str, Any]] = []
+
+    async def record(self, turn: dict[str, Any]) -> None:
+        self.turns.append(turn)
+
+
+class JsonlRecorder(Recorder):
+    """Appends one JSON line per turn to a file."""
+
+    name = "jsonl"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    async def record(self, turn: dict[str, Any]) -> None:
+        line = json.dumps(turn, ensure_ascii=False, sort_keys=True) + "\n"
+        await asyncio.to_thread(self._append, line)
+
+    def _append(self, line: str) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line)
+
+
+def summarise(turn: dict[str, Any]) -> str:
+    """One line per decision, for people reading a console or `gatebot chat`."""
+    reads = ", ".join(
+        f"{r['head']}={r['answer']}@{r['confidence']:.2f}->{r['outcome']}" for r in turn["reads"]
+    )
+    values = ", ".join(
+        f"{v['slot']}={v['value']!r}" if v["outcome"] == "act"
+        else f"{v['slot']} rejected ({'; '.join(r['reason'] for r in v['rejected'])})"
+        for v in turn["values"]
+    )
+    facts = ", ".join(f["key"] for f in turn["facts"])
+    gate = turn["reply"]["gate"]
+    lines = [
+        f"  scope   {turn['scope']['verdict']} ({turn['scope']['rule']})",
+        f"  reads   {reads or '-'}",
+        f"  values  {values or '-'}",
+        f"  legal   {turn['legal']['moves']} ({turn['legal']['rule']})",
+        f"  move    {turn['move']['name']}: {turn['move']['why']}"
+        + ("  [escalate]" if turn["move"]["escalate"] else ""),
+        f"  facts   {facts or '-'}",
+        f"  gate    {'-' if gate['passed'] is None else 'passed' if gate['passed'] else 'refused'}"
+        + (f" ({'; '.join(gate['reasons'])})" if gate["reasons"] else "")
+        + f", attempts {turn['reply']['attempts']}",
+        f"  models  {len(turn['model_calls'])} call(s), {turn['timings']['total_ms']:.1f} ms",
+    ]
+    return "\n".join(lines)
+
+
+class ConsoleRecorder(Recorder):
+    """Prints each turn's decisions to a stream (stderr by default)."""
+
+    name = "console"
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+
+    async def record(self, turn: dict[str, Any]) -> None:
+        print(f"turn {turn['conversation_id'][:8]}#{turn['seq']}", file=self.stream)
+        print(summarise(turn), file=self.stream, flush=True)

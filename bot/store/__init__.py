@@ -1,0 +1,231 @@
+"""The store: conversations, the inbox, turn records and the escalation queue.
+
+SQLite under ``./var/`` by default; PostgreSQL when ``DATABASE_URL`` is set. A customer message is
+stored before its turn starts, and marked processed in the same transaction that stores the turn,
+so a crash between the two leaves a message that ``pending`` finds and the agent retries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import Session, col, select
+
+from bot.errors import StoreError
+from bot.store.migrations import applied, migrate
+from bot.store.models import Conversation, Escalation, Message, Turn, now
+
+__all__ = ["Conversation", "Escalation", "Message", "Store", "Turn", "normalise_url"]
+
+
+def normalise_url(url: str) -> str:
+    """Accept the URLs people paste (postgres://, postgresql://) and pick the psycopg 3 driver."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def _hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Store:
+    def __init__(self, url: str, **engine_args: Any) -> None:
+        self.url = normalise_url(url)
+        if self.url.startswith("sqlite:///") and not self.url.startswith("sqlite:///:memory:"):
+            Path(self.url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        if self.url.startswith("sqlite"):
+            engine_args.setdefault("connect_args", {"check_same_thread": False, "timeout": 30})
+        self.engine = sa.create_engine(self.url, **engine_args)
+        if self.url.startswith("sqlite"):
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def migrate(self) -> list[str]:
+        try:
+            return migrate(self.engine)
+        except OperationalError as exc:
+            raise StoreError(f"cannot reach the database at {self.safe_url}: {exc.orig}") from exc
+
+    def applied_migrations(self) -> list[str]:
+        with self.engine.connect() as conn:
+            return applied(conn)
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without its password, for logs and doctor."""
+        return sa.make_url(self.url).render_as_string(hide_password=True)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    # -- conversations -------------------------------------------------------------------------
+
+    def create_conversation(
+        self, channel: str, *, external_id: str | None = None, with_token: bool = False,
+        language: str = "en",
+    ) -> tuple[Conversation, str | None]:
+        """A new conversation; with ``with_token`` also its bearer token (only its hash is kept)."""
+        token = secrets.token_urlsafe(24) if with_token else None
+        conv = Conversation(
+            id=secrets.token_hex(16), channel=channel, external_id=external_id,
+            token_hash=_hash_token(token) if token else None, language=language,
+        )
+        with self.session() as s:
+            s.add(conv)
+            s.commit()
+        return conv, token
+
+    def get_conversation(self, conversation_id: str) -> Conversation | None:
+        with self.session() as s:
+            return s.get(Conversation, conversation_id)
+
+    def find_conversation(self, channel: str, external_id: str) -> Conversation | None:
+        with self.session() as s:
+            stmt = select(Conversation).where(
+                Conversation.channel == channel, Conversation.external_id == external_id
+            )
+            return s.exec(stmt).first()
+
+    @staticmethod
+    def token_matches(conv: Conversation, token: str) -> bool:
+        return conv.token_hash is not None and hmac.compare_digest(conv.token_hash, _hash_token(token))
+
+    def save_conversation(self, conv: Conversation) -> None:
+        conv.updated_at = now()
+        with self.session() as s:
+            s.merge(conv)
+            s.commit()
+
+    # -- the inbox -----------------------------------------------------------------------------
+
+    def receive(
+        self, conversation_id: str, channel: str, external_id: str | None, text: str
+    ) -> tuple[Message, bool]:
+        """Store a customer message before any work. Returns (message, is_duplicate)."""
+        msg = Message(conversation_id=conversation_id, channel=channel, external_id=external_id,
+                      role="customer", text=text, status="received")
+        with self.session() as s:
+            s.add(msg)
+            try:
+                s.commit()
+                return msg, False
+            except IntegrityError:
+                s.rollback()
+        existing = self.find_message(channel, external_id) if external_id else None
+        if existing is None:
+            raise StoreError("message insert failed and no earlier copy exists")
+        return existing, True
+
+    def find_message(self, channel: str, external_id: str) -> Message | None:
+        with self.session() as s:
+            stmt = select(Message).where(Message.channel == channel, Message.external_id == external_id)
+            return s.exec(stmt).first()
+
+    def add_message(self, conversation_id: str, channel: str, role: str, text: str) -> Message:
+        """A message that is not a customer turn (a staff reply, a notice)."""
+        msg = Message(conversation_id=conversation_id, channel=channel, role=role, text=text,
+                      status="sent")
+        with self.session() as s:
+            s.add(msg)
+            s.commit()
+        return msg
+
+    def pending(self) -> list[Message]:
+        """Customer messages stored but never answered (a crash mid-turn); oldest first."""
+        with self.session() as s:
+            stmt = select(Message).where(Message.role == "customer", Message.status == "received")
+            return list(s.exec(stmt.order_by(col(Message.id))))
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        with self.session() as s:
+            stmt = select(Message).where(Message.conversation_id == conversation_id)
+            return list(s.exec(stmt.order_by(col(Message.id))))
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def complete_turn(
+        self, conv: Conversation, message: Message, record: dict[str, Any],
+        replies: list[dict[str, Any]], channel: str,
+    ) -> Turn:
+        """Store the turn, the agent's replies and the conversation's new state, and mark the
+        message processed: one transaction, so either all of it happened or none."""
+        reads = {r["head"]: r for r in record["reads"]}
+        intent = reads.get("intent", {}).get("answer")
+        turn = Turn(
+            conversation_id=conv.id, seq=record["seq"], message_id=message.id or 0,
+            move=record["move"]["name"] or "", scope=record["scope"]["verdict"] or "",
+            intent=intent, escalate=bool(record["move"]["escalate"]),
+            total_ms=float(record["timings"].get("total_ms", 0.0)), record=record, replies=replies,
+        )
+        conv.updated_at = now()
+        with self.session() as s:
+            s.add(turn)
+            stored = s.get(Message, message.id)
+            if stored is None:
+                raise StoreError(f"message {message.id} vanished before its turn was stored")
+            stored.status = "processed"
+            for reply in replies:
+                if reply.get("type") == "text":
+                    s.add(Message(conversation_id=conv.id, channel=channel, role="agent",
+                                  text=reply["text"], status="sent"))
+            s.merge(conv)
+            s.commit()
+        return turn
+
+    def turn_for_message(self, message_id: int) -> Turn | None:
+        with self.session() as s:
+            return s.exec(select(Turn).where(Turn.message_id == message_id)).first()
+
+    def turns(self, conversation_id: str) -> list[Turn]:
+        with self.session() as s:
+            stmt = select(Turn).where(Turn.conversation_id == conversation_id)
+            return list(s.exec(stmt.order_by(col(Turn.seq))))
+
+    # -- escalations ---------------------------------------------------------------------------
+
+    def escalate(self, conversation_id: str, reason: str, helpdesk: str | None,
+                 question: str | None = None) -> Escalation:
+        esc = Escalation(conversation_id=conversation_id, reason=reason, helpdesk=helpdesk,
+                         question=question)
+        with self.session() as s:
+            s.add(esc)
+            s.commit()
+        return esc
+
+    def escalations(self, status: str | None = None) -> list[Escalation]:
+        with self.session() as s:
+            stmt = select(Escalation)
+            if status:
+                stmt = stmt.where(Escalation.status == status)
+            return list(s.exec(stmt.order_by(col(Escalation.id))))
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    # WAL lets readers (the REST API's GET) run beside the writer; foreign keys are off by default.
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()

@@ -1,0 +1,114 @@
+"""Versioned schema migrations: an append-only list of named steps, with a table of those applied.
+
+Each step carries its own frozen table definitions, so editing ``models.py`` never changes what an
+old step did; a new column is a new step. ``tests/test_store.py`` checks that the migrated schema
+matches the models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = []
+
+
+def migration(fn: Callable[[Connection], None]) -> Callable[[Connection], None]:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@migration
+def m001_initial(conn: Connection) -> None:
+    md = sa.MetaData()
+    sa.Table(
+        "conversations", md,
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("channel", sa.String(32), nullable=False, index=True),
+        sa.Column("external_id", sa.String(255), index=True),
+        sa.Column("token_hash", sa.String(64)),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("paused", sa.Boolean, nullable=False),
+        sa.Column("language", sa.String(8), nullable=False),
+        sa.Column("turn_count", sa.Integer, nullable=False),
+        sa.Column("state", sa.JSON, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    sa.Table(
+        "messages", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("conversation_id", sa.String(64), sa.ForeignKey("conversations.id"),
+                  nullable=False, index=True),
+        sa.Column("channel", sa.String(32), nullable=False),
+        sa.Column("external_id", sa.String(255)),
+        sa.Column("role", sa.String(16), nullable=False),
+        sa.Column("text", sa.Text, nullable=False),
+        sa.Column("status", sa.String(16), nullable=False, index=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("channel", "external_id", name="uq_messages_channel_external"),
+    )
+    sa.Table(
+        "turns", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("conversation_id", sa.String(64), sa.ForeignKey("conversations.id"),
+                  nullable=False, index=True),
+        sa.Column("seq", sa.Integer, nullable=False),
+        sa.Column("message_id", sa.Integer, sa.ForeignKey("messages.id"), nullable=False,
+                  unique=True),
+        sa.Column("move", sa.String(32), nullable=False, index=True),
+        sa.Column("scope", sa.String(16), nullable=False, index=True),
+        sa.Column("intent", sa.String(64), index=True),
+        sa.Column("escalate", sa.Boolean, nullable=False, index=True),
+        sa.Column("total_ms", sa.Float, nullable=False),
+        sa.Column("record", sa.JSON, nullable=False),
+        sa.Column("replies", sa.JSON, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("conversation_id", "seq", name="uq_turns_conversation_seq"),
+    )
+    sa.Table(
+        "escalations", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("conversation_id", sa.String(64), sa.ForeignKey("conversations.id"),
+                  nullable=False, index=True),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("helpdesk", sa.String(64)),
+        sa.Column("status", sa.String(16), nullable=False, index=True),
+        sa.Column("staff", sa.String(255)),
+        sa.Column("question", sa.Text),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    md.create_all(conn)
+
+
+_applied = sa.Table(
+    "schema_migrations", sa.MetaData(),
+    sa.Column("name", sa.String(128), primary_key=True),
+    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+
+def applied(conn: Connection) -> list[str]:
+    if not sa.inspect(conn).has_table("schema_migrations"):
+        return []
+    return [row[0] for row in conn.execute(sa.select(_applied.c.name))]
+
+
+def migrate(engine: sa.Engine) -> list[str]:
+    """Apply every step not yet applied, each in its own transaction. Returns the names applied."""
+    done: list[str] = []
+    with engine.begin() as conn:
+        _applied.metadata.create_all(conn)
+    for name, step in MIGRATIONS:
+        with engine.begin() as conn:
+            if name in applied(conn):
+                continue
+            step(conn)
+            now = datetime.now(UTC)
+            conn.execute(_applied.insert().values(name=name, applied_at=now))
+            done.append(name)
+    return done

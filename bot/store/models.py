@@ -1,0 +1,77 @@
+"""The tables as the code reads them today. Migrations (``migrations.py``) are what create them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Conversation(SQLModel, table=True):
+    __tablename__ = "conversations"
+    id: str = Field(primary_key=True, max_length=64)
+    channel: str = Field(index=True, max_length=32)
+    external_id: str | None = Field(default=None, index=True, max_length=255)
+    token_hash: str | None = Field(default=None, max_length=64)
+    status: str = Field(default="open", max_length=16)  # open | handed_off | stopped
+    paused: bool = False  # staff have taken over; the agent stays quiet
+    language: str = Field(default="en", max_length=8)
+    turn_count: int = 0
+    state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=now)
+    updated_at: datetime = Field(default_factory=now)
+
+
+class Message(SQLModel, table=True):
+    """The inbox and the transcript. A customer message is stored before any work on it."""
+
+    __tablename__ = "messages"
+    __table_args__ = (UniqueConstraint("channel", "external_id", name="uq_messages_channel_external"),)
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: str = Field(index=True, foreign_key="conversations.id", max_length=64)
+    channel: str = Field(max_length=32)
+    external_id: str | None = Field(default=None, max_length=255)
+    role: str = Field(max_length=16)  # customer | agent | staff
+    text: str
+    status: str = Field(default="received", index=True, max_length=16)  # received | processed | sent
+    created_at: datetime = Field(default_factory=now)
+
+
+class Turn(SQLModel, table=True):
+    """One turn record: the full JSON plus the columns people filter on."""
+
+    __tablename__ = "turns"
+    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turns_conversation_seq"),)
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: str = Field(index=True, foreign_key="conversations.id", max_length=64)
+    seq: int
+    message_id: int = Field(unique=True, foreign_key="messages.id")
+    move: str = Field(index=True, max_length=32)
+    scope: str = Field(index=True, max_length=16)
+    intent: str | None = Field(default=None, index=True, max_length=64)
+    escalate: bool = Field(default=False, index=True)
+    total_ms: float = 0.0
+    record: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    replies: list[dict[str, Any]] = Field(sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=now)
+
+
+class Escalation(SQLModel, table=True):
+    """A conversation waiting for a person on a help desk."""
+
+    __tablename__ = "escalations"
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: str = Field(index=True, foreign_key="conversations.id", max_length=64)
+    reason: str
+    helpdesk: str | None = Field(default=None, max_length=64)
+    status: str = Field(default="open", index=True, max_length=16)  # open | claimed | resolved
+    staff: str | None = Field(default=None, max_length=255)
+    question: str | None = None
+    created_at: datetime = Field(default_factory=now)
+    updated_at: datetime = Field(default_factory=now)

@@ -1,0 +1,43 @@
+"""Small text helpers shared by the deterministic readers: normalising and phrase matching."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+STOPWORDS = frozenset(
+    "a an and are as at be but by can could do does did for from have has how i i'm if in is it "
+    "its me my no not of on or our so that the their them there this to us was we what when where "
+    "which who why will with would you your yours want like please hi hello".split()
+)
+
+
+def normalise(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower().replace("’", "'")))
+
+
+def tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("’", "'"))
+
+
+def content_tokens(text: str) -> list[str]:
+    return [t for t in tokens(text) if t not in STOPWORDS]
+
+
+@lru_cache(maxsize=4096)
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    words = tokens(phrase)
+    return re.compile(r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, words)) + r"(?![a-z0-9])")
+
+
+def has_phrase(normalised_text: str, phrase: str) -> bool:
+    """Whole-word match of ``phrase`` in text already passed through :func:`normalise`."""
+    if not tokens(phrase):
+        return False
+    return _phrase_pattern(phrase).search(normalised_text) is not None
+
+
+def matching(normalised_text: str, phrases: list[str]) -> list[str]:
+    return [p for p in phrases if has_phrase(normalised_text, p)]

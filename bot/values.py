@@ -1,0 +1,95 @@
+"""Values: typed proposals read from the conversation, kept only if the customer wrote them.
+
+The offline readers are deterministic extractors (emails, phone numbers, order ids, numbers, dates)
+plus the bare answer to the question just asked. Whatever proposes a value (these extractors or a
+model), :func:`verbatim` decides: a value not found word for word in the customer's own messages is
+rejected, and the rejection is recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bot.packs import Pack
+
+EXTRACTORS: dict[str, re.Pattern[str]] = {
+    "email": re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
+    "phone": re.compile(r"(?<![\w+])\+?\d[\d ().-]{6,}\d(?!\w)"),
+    "order_id": re.compile(r"(?i)(?:order|invoice)\s*(?:id|number|no\.?)?\s*#?\s*([A-Z0-9-]{4,})"),
+    "date": re.compile(
+        r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|"
+        r"sep|oct|nov|dec)[a-z]*(?: \d{4})?)\b",
+        re.IGNORECASE,
+    ),
+    "number": re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w.])"),
+}
+
+#: Confidence the deterministic extractors report: a pattern match is strong but not certain.
+EXTRACTOR_CONFIDENCE = 0.95
+BARE_ANSWER_CONFIDENCE = 0.9
+
+
+@dataclass
+class Proposal:
+    slot: str
+    value: str
+    confidence: float
+    source: str = "customer"
+
+
+def verbatim(value: str, customer_texts: list[str]) -> bool:
+    """The trust rule: a customer value must appear word for word in what the customer wrote."""
+    return bool(value) and any(value in text for text in customer_texts)
+
+
+def _extract(kind: str, text: str) -> str | None:
+    match = EXTRACTORS[kind].search(text)
+    if not match:
+        return None
+    return (match.group(1) if match.groups() else match.group(0)).strip()
+
+
+def propose(pack: Pack, text: str, asked_slot: str | None) -> list[Proposal]:
+    """Offline proposals for this message. At most one per slot: a value is read once per message."""
+    out: dict[str, Proposal] = {}
+    for slot in pack.slots:
+        if slot.type == "text":
+            continue
+        kind = slot.type
+        found = _extract(kind, text)
+        if kind == "order_id" and found is None and asked_slot == slot.name:
+            # A bare "5843990922" is an order id because that is what we just asked for.
+            found = _extract("number", text)
+        if found:
+            out[slot.name] = Proposal(slot.name, found, EXTRACTOR_CONFIDENCE)
+    if asked_slot and asked_slot not in out:
+        slot = pack.slot(asked_slot)
+        answer = text.strip().rstrip(".!")
+        if slot is not None and slot.type == "text" and 0 < len(answer) <= 300:
+            out[asked_slot] = Proposal(asked_slot, answer, BARE_ANSWER_CONFIDENCE)
+    return list(out.values())
+
+
+def read_values(
+    pack: Pack, proposals: list[Proposal], customer_texts: list[str], known: dict[str, Any],
+    threshold: float,
+) -> list[dict[str, Any]]:
+    """Check each proposal and return the record's ``values`` entries (stored ones have outcome
+    ``act``). A value already known is not read again."""
+    entries: list[dict[str, Any]] = []
+    for p in proposals:
+        entry: dict[str, Any] = {"slot": p.slot, "value": None, "source": p.source,
+                                 "outcome": "skip", "confidence": p.confidence, "rejected": []}
+        if p.slot in known:
+            entry["rejected"].append({"value": p.value, "reason": "already known"})
+        elif p.source == "customer" and not verbatim(p.value, customer_texts):
+            entry["rejected"].append({"value": p.value, "reason": "not verbatim in customer text"})
+        elif p.confidence < threshold:
+            entry["outcome"] = "unsure"
+            entry["rejected"].append({"value": p.value, "reason": "below value gate"})
+        else:
+            entry["value"], entry["outcome"] = p.value, "act"
+        entries.append(entry)
+    return entries

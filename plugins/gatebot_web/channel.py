@@ -1,0 +1,41 @@
+"""The web channel adapter: serves the REST API and the widget on GATEBOT_HOST:GATEBOT_PORT."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from bot.channels import ChannelAdapter
+from gatebot_web.server import build_web_app
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+log = logging.getLogger(__name__)
+
+
+class WebChannel(ChannelAdapter):
+    name = "web"
+
+    def __init__(self, app: App) -> None:
+        super().__init__(app)
+        self.runner: web.AppRunner | None = None
+        self.port: int | None = None
+
+    async def start(self) -> None:
+        settings = self.app.settings
+        self.runner = web.AppRunner(build_web_app(self.app), access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, settings.host, settings.port)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else settings.port
+        log.info("web widget on http://%s:%s", settings.host, self.port)
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None

@@ -1,0 +1,23 @@
+"""A sliding-window limit per key (a conversation): at most ``limit`` events in ``window`` seconds."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+
+class RateLimiter:
+    def __init__(self, limit: int = 20, window: float = 60.0) -> None:
+        self.limit, self.window = limit, window
+        self._hits: dict[str, deque[float]] = {}
+
+    def allow(self, key: str, now: float | None = None) -> tuple[bool, float]:
+        """(allowed, seconds until the next one would be). Counts the event when allowed."""
+        now = time.monotonic() if now is None else now
+        hits = self._hits.setdefault(key, deque())
+        while hits and now - hits[0] >= self.window:
+            hits.popleft()
+        if len(hits) >= self.limit:
+            return False, self.window - (now - hits[0])
+        hits.append(now)
+        return True, 0.0

@@ -1,0 +1,242 @@
+"""The widget's REST API and websocket (aiohttp). Bad input gets a JSON error and changes nothing.
+
+Errors are ``{"error": {"code", "message"}}``: unknown conversation 404, wrong token 401, malformed
+JSON 400, text over 4,000 characters 413, more than 20 messages a minute per conversation 429.
+A repeated ``client_message_id`` returns the first answer and makes no second turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import WSMsgType, web
+
+from bot.store import Conversation
+from gatebot_web.ratelimit import RateLimiter
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+MAX_TEXT = 4000
+MAX_BODY = 64 * 1024
+MAX_CLIENT_ID = 200
+APP_KEY = web.AppKey("gatebot", object)
+LIMITER_KEY = web.AppKey("limiter", RateLimiter)
+SOCKETS_KEY = web.AppKey("sockets", weakref.WeakSet)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+
+def error_response(status: int, code: str, message: str,
+                   headers: dict[str, str] | None = None) -> web.Response:
+    resp = web.json_response({"error": {"code": code, "message": message}}, status=status)
+    resp.headers.update(headers or {})
+    return resp
+
+
+_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
+          413: "too_large", 429: "rate_limited"}
+
+
+@web.middleware
+async def errors_and_cors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    gb: App = request.app[APP_KEY]  # type: ignore[assignment]
+    started = time.perf_counter()
+    if request.method == "OPTIONS":
+        resp: web.StreamResponse = web.Response(status=204)
+    else:
+        try:
+            resp = await handler(request)
+        except ApiError as exc:
+            resp = error_response(exc.status, exc.code, exc.message, exc.headers)
+        except web.HTTPException as exc:  # aiohttp's own: unknown route, body too large, ...
+            if exc.status < 400:
+                raise
+            resp = error_response(exc.status, _CODES.get(exc.status, "error"), exc.reason)
+        except Exception:
+            log.exception("unhandled error on %s %s", request.method, request.path)
+            resp = error_response(500, "internal", "internal error; nothing was changed")
+    if not resp.prepared:
+        # The widget runs on other sites' pages; auth is a bearer token, never a cookie.
+        resp.headers["Access-Control-Allow-Origin"] = "*"
+        resp.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
+        resp.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
+    route = request.match_info.route.resource.canonical if request.match_info.route.resource else "unmatched"
+    gb.metrics.inc("gatebot_http_requests_total", route=route, method=request.method,
+                   status=str(resp.status))
+    gb.metrics.observe("gatebot_http_request_seconds", time.perf_counter() - started, route=route)
+    return resp
+
+
+def _app(request: web.Request) -> App:
+    return request.app[APP_KEY]  # type: ignore[return-value]
+
+
+def _conversation(request: web.Request, token: str | None) -> Conversation:
+    gb = _app(request)
+    conv = gb.store.get_conversation(request.match_info["id"])
+    if conv is None or conv.channel != "web":
+        raise ApiError(404, "not_found", "no such conversation")
+    if not token or not gb.store.token_matches(conv, token):
+        raise ApiError(401, "unauthorized", "missing or wrong conversation token")
+    return conv
+
+
+def _bearer(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def _json_body(request: web.Request) -> dict[str, Any]:
+    raw = await request.read()
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ApiError(400, "bad_json", f"body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "bad_json", "body must be a JSON object")
+    return body
+
+
+async def create_conversation(request: web.Request) -> web.Response:
+    gb = _app(request)
+    body = await _json_body(request)
+    language = body.get("language", gb.pack.language)
+    if not isinstance(language, str) or len(language) > 8:
+        raise ApiError(400, "bad_request", "language must be a short language code like 'en'")
+    conv, token = gb.store.create_conversation("web", with_token=True, language=language)
+    return web.json_response({"id": conv.id, "token": token}, status=201)
+
+
+async def post_message(request: web.Request) -> web.Response:
+    gb = _app(request)
+    conv = _conversation(request, _bearer(request))
+    body = await _json_body(request)
+    text, client_id = body.get("text"), body.get("client_message_id")
+    if not isinstance(text, str) or not text.strip():
+        raise ApiError(400, "bad_request", "text is required and must be a non-empty string")
+    if not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID:
+        raise ApiError(400, "bad_request",
+                       f"client_message_id is required: a string of 1-{MAX_CLIENT_ID} characters")
+    if len(text) > MAX_TEXT:
+        raise ApiError(413, "too_large", f"text is {len(text)} characters; the limit is {MAX_TEXT}")
+    inbox_key = f"{conv.id}:{client_id}"
+    earlier = gb.store.find_message("web", inbox_key)
+    if earlier is None:
+        allowed, wait = request.app[LIMITER_KEY].allow(conv.id)
+        if not allowed:
+            raise ApiError(429, "rate_limited", "too many messages; wait a little and resend",
+                           {"Retry-After": str(max(1, round(wait)))})
+    result = await gb.agent.handle(conv, text, client_id, inbox_key=inbox_key)
+    return web.json_response({"replies": result.replies, "turn": result.record,
+                              "duplicate": result.duplicate})
+
+
+async def get_conversation(request: web.Request) -> web.Response:
+    gb = _app(request)
+    conv = _conversation(request, _bearer(request))
+    messages = [{"id": m.id, "role": m.role, "text": m.text, "status": m.status,
+                 "created_at": m.created_at.isoformat()} for m in gb.store.messages(conv.id)]
+    turns = [t.record for t in gb.store.turns(conv.id)]
+    return web.json_response({"id": conv.id, "status": conv.status, "paused": conv.paused,
+                              "messages": messages, "turns": turns})
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    """Live events for one conversation. Browsers cannot set headers on a websocket, so the token
+    may also come as ``?token=``."""
+    gb = _app(request)
+    conv = _conversation(request, _bearer(request) or request.query.get("token"))
+    ws = web.WebSocketResponse(heartbeat=30)
+    await ws.prepare(request)
+    request.app[SOCKETS_KEY].add(ws)
+    queue = gb.events.subscribe(conv.id)
+    reader = asyncio.ensure_future(ws.receive())
+    try:
+        while not ws.closed:
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                await ws.send_json(getter.result())
+            else:
+                getter.cancel()
+            if reader in done:
+                msg = reader.result()
+                if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+                    break
+                reader = asyncio.ensure_future(ws.receive())
+    finally:
+        reader.cancel()
+        gb.events.unsubscribe(conv.id, queue)
+        await ws.close()
+    return ws
+
+
+async def healthz(request: web.Request) -> web.Response:
+    gb = _app(request)
+    try:
+        await asyncio.to_thread(gb.store.ping)
+    except Exception as exc:
+        return web.json_response({"status": "error", "database": str(exc)[:200]}, status=503)
+    return web.json_response({"status": "ok", "database": "ok", **gb.info()})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    gb = _app(request)
+    gb.metrics.set("gatebot_websocket_subscribers", gb.events.subscriber_count())
+    return web.Response(text=gb.metrics.render(), content_type="text/plain",
+                        headers={"X-Content-Type-Options": "nosniff"}, charset="utf-8")
+
+
+async def index(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "index.html")
+
+
+async def widget_js(request: web.Request) -> web.FileResponse:
+    resp = web.FileResponse(STATIC / "widget.js")
+    resp.headers["Cache-Control"] = "no-cache"
+    return resp
+
+
+async def _close_sockets(app: web.Application) -> None:
+    for ws in list(app[SOCKETS_KEY]):
+        await ws.close(code=1001, message=b"server shutting down")
+
+
+def build_web_app(gb: App) -> web.Application:
+    app = web.Application(middlewares=[errors_and_cors], client_max_size=MAX_BODY)
+    app[APP_KEY] = gb
+    app[LIMITER_KEY] = RateLimiter(limit=20, window=60.0)
+    app[SOCKETS_KEY] = weakref.WeakSet()
+    app.on_shutdown.append(_close_sockets)
+    gb.metrics.describe("gatebot_http_requests_total", "counter", "HTTP requests, by route and status.")
+    gb.metrics.describe("gatebot_http_request_seconds", "histogram", "HTTP request time, by route.")
+    gb.metrics.describe("gatebot_websocket_subscribers", "gauge", "Open live-event websockets.")
+    app.router.add_post("/api/conversations", create_conversation)
+    app.router.add_post("/api/conversations/{id}/messages", post_message)
+    app.router.add_get("/api/conversations/{id}", get_conversation)
+    app.router.add_get("/api/conversations/{id}/events", events)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/widget.js", widget_js)
+    app.router.add_get("/", index)
+    app.router.add_route("OPTIONS", "/{tail:.*}", lambda r: web.Response(status=204))
+    return app
