@@ -26,7 +26,11 @@ class Acted:
     replies: list[dict[str, Any]]
     facts: list[Fact] = field(default_factory=list)
     reply: dict[str, Any] = field(
-        default_factory=lambda: {"text": None, "gate": {"passed": None, "reasons": []}, "attempts": 0}
+        default_factory=lambda: {
+            "text": None,
+            "gate": {"passed": None, "reasons": []},
+            "attempts": 0,
+        }
     )
     model_calls: list[dict[str, Any]] = field(default_factory=list)
     escalate: str | None = None  # a reason to queue the question for a person
@@ -44,10 +48,13 @@ class Actor:
     def template(self, name: str, language: str, **values: str) -> str:
         if name not in self.pack.templates.get(language, self.pack.templates[self.pack.language]):
             name = "fallback"
-        return self.pack.template(name, language, contact=self.pack.booking.get("contact", ""), **values)
+        return self.pack.template(
+            name, language, contact=self.pack.booking.get("contact", ""), **values
+        )
 
-    async def act(self, decision: Decision, text: str, history: list[dict[str, str]],
-                  language: str) -> Acted:
+    async def act(
+        self, decision: Decision, text: str, history: list[dict[str, str]], language: str
+    ) -> Acted:
         move = decision.move
         if move == "ask" and decision.slot:
             slot = self.pack.slot(decision.slot)
@@ -57,8 +64,12 @@ class Actor:
             options = " or ".join(self._describe(o) for o in decision.options) or "something else"
             return Acted([text_reply(self.template("clarify", language, options=options))])
         if move == "propose":
-            return Acted([text_reply(self.template(decision.template or "fallback", language)),
-                          *self._closing_card(decision.outcome)])
+            return Acted(
+                [
+                    text_reply(self.template(decision.template or "fallback", language)),
+                    *self._closing_card(decision.outcome),
+                ]
+            )
         if move == "answer" and not decision.template:
             return await self._answer(text, history, language)
         name = decision.template or move
@@ -76,8 +87,14 @@ class Actor:
         booking = self.pack.booking
         if booking.get("enabled") and booking.get("url"):
             return [{"type": "card", "card": "booking", "url": booking["url"], "outcome": outcome}]
-        return [{"type": "card", "card": "contact", "contact": booking.get("contact", ""),
-                 "outcome": outcome}]
+        return [
+            {
+                "type": "card",
+                "card": "contact",
+                "contact": booking.get("contact", ""),
+                "outcome": outcome,
+            }
+        ]
 
     async def _answer(self, text: str, history: list[dict[str, str]], language: str) -> Acted:
         facts = await self.retriever.search(text, k=3)
@@ -111,21 +128,41 @@ class Actor:
         acted.escalate = "reply gate refused two drafts: " + "; ".join(reasons)
         return acted
 
-    async def _draft(self, text: str, history: list[dict[str, str]], facts: list[Fact],
-                     reasons: list[str], acted: Acted) -> str:
+    async def _draft(
+        self,
+        text: str,
+        history: list[dict[str, str]],
+        facts: list[Fact],
+        reasons: list[str],
+        acted: Acted,
+    ) -> str:
         fact_lines = "\n".join(f"[{f.key}] {f.text}" for f in facts)
         system = SYSTEM.format(company=self.pack.company) + "\n\nFacts:\n" + fact_lines
         if reasons:
             system += "\n\nYour previous draft was refused because it " + "; ".join(reasons) + "."
         prompt = Prompt(
-            purpose="reply", system=system, messages=[*history, {"role": "user", "content": text}],
-            context={"move": "answer", "question": text, "reasons": reasons,
-                     "facts": [{"key": f.key, "text": f.text, "title": f.title, "source": f.source}
-                               for f in facts]},
+            purpose="reply",
+            system=system,
+            messages=[*history, {"role": "user", "content": text}],
+            context={
+                "move": "answer",
+                "question": text,
+                "reasons": reasons,
+                "facts": [
+                    {"key": f.key, "text": f.text, "title": f.title, "source": f.source}
+                    for f in facts
+                ],
+            },
         )
         started = time.perf_counter()
-        call = {"provider": self.provider.name, "model": self.provider.model, "purpose": "reply",
-                "ms": 0.0, "tokens_in": 0, "tokens_out": 0}
+        call = {
+            "provider": self.provider.name,
+            "model": self.provider.model,
+            "purpose": "reply",
+            "ms": 0.0,
+            "tokens_in": 0,
+            "tokens_out": 0,
+        }
         acted.model_calls.append(call)
         try:
             response = await self.provider.execute(prompt)

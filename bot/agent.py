@@ -57,9 +57,17 @@ class _Clock:
 
 
 class Agent:
-    def __init__(self, pack: Pack, store: Store, provider: ModelProvider, retriever: Retriever,
-                 recorders: list[Recorder], events: EventBus, metrics: Metrics,
-                 preflight: str = "off") -> None:
+    def __init__(
+        self,
+        pack: Pack,
+        store: Store,
+        provider: ModelProvider,
+        retriever: Retriever,
+        recorders: list[Recorder],
+        events: EventBus,
+        metrics: Metrics,
+        preflight: str = "off",
+    ) -> None:
         self.pack, self.store, self.events, self.metrics = pack, store, events, metrics
         self.recorders = recorders
         self.preflight = preflight
@@ -67,12 +75,15 @@ class Agent:
         self.actor = Actor(pack, provider, retriever)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
-    async def handle(self, conv: Conversation, text: str, external_id: str | None,
-                     inbox_key: str | None = None) -> TurnResult:
+    async def handle(
+        self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
+    ) -> TurnResult:
         """Run one customer message through a turn. ``inbox_key`` (default ``external_id``) is what
         makes a delivery unique on its channel; a repeat returns the first turn's answer."""
         async with self._locks[conv.id]:
-            msg, duplicate = self.store.receive(conv.id, conv.channel, inbox_key or external_id, text)
+            msg, duplicate = self.store.receive(
+                conv.id, conv.channel, inbox_key or external_id, text
+            )
             if duplicate:
                 turn = self.store.turn_for_message(msg.id or 0)
                 if turn is not None:
@@ -102,8 +113,10 @@ class Agent:
             raise LookupError(f"conversation {msg.conversation_id} is gone")
         seq = conv.turn_count + 1
         record = new_record(conv.id, seq, msg.text, conv.channel, external_id, self.preflight)
-        record["versions"] = {"pack": self.pack.version,
-                              "heads": {"intent": self.router.version, "sentiment": SENTIMENT_VERSION}}
+        record["versions"] = {
+            "pack": self.pack.version,
+            "heads": {"intent": self.router.version, "sentiment": SENTIMENT_VERSION},
+        }
         state: dict[str, Any] = {"values": {}, **conv.state}
         clock.lap("inbox")
 
@@ -119,19 +132,30 @@ class Agent:
         record["values"] = self._read_values(msg.text, history, state, seq)
         clock.lap("values")
 
-        decision = decide(self.pack, state, scope, intent_read,
-                          {**sentiment_read, "score": sentiment_read.pop("score")}, seq)
+        decision = decide(
+            self.pack,
+            state,
+            scope,
+            intent_read,
+            {**sentiment_read, "score": sentiment_read.pop("score")},
+            seq,
+        )
         record["legal"] = {"moves": decision.legal, "rule": decision.rule}
         record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
         clock.lap("decide")
 
-        transcript = [{"role": "user" if m.role == "customer" else "assistant", "content": m.text}
-                      for m in history if m.id != msg.id][-20:]
+        transcript = [
+            {"role": "user" if m.role == "customer" else "assistant", "content": m.text}
+            for m in history
+            if m.id != msg.id
+        ][-20:]
         acted = await self.actor.act(decision, msg.text, transcript, conv.language)
         record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
         record["reply"] = acted.reply
         if record["reply"]["text"] is None:
-            record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")
+            record["reply"]["text"] = "\n".join(
+                r["text"] for r in acted.replies if r["type"] == "text"
+            )
         record["model_calls"] = acted.model_calls
         self._after_move(conv, state, decision, acted, msg.text, seq)
         clock.lap("act")
@@ -146,7 +170,9 @@ class Agent:
             self.events.publish(conv.id, {"type": "reply", "role": "agent", "reply": reply})
         return TurnResult(acted.replies, record)
 
-    def _read_heads(self, text: str, state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _read_heads(
+        self, text: str, state: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         answer, confidence, ranking = self.router.intent(text)
         options = state.pop("clarify_options", None)
         if options and answer not in options:
@@ -154,29 +180,49 @@ class Agent:
             narrowed = [r for r in ranking if r.name in options]
             if narrowed:
                 answer, confidence = narrowed[0].name, max(confidence, 0.95)
-        intent_read = gates.read("intent", self.router.version, answer, confidence, "intent",
-                                 self.pack.gates["intent"])
+        intent_read = gates.read(
+            "intent", self.router.version, answer, confidence, "intent", self.pack.gates["intent"]
+        )
         intent_read["ranking"] = [{"name": r.name, "score": round(r.score, 3)} for r in ranking[:3]]
         label, conf, score = self.router.sentiment(text)
-        sentiment_read = gates.read("sentiment", SENTIMENT_VERSION, label, conf, "sentiment",
-                                    self.pack.gates["sentiment"], score=round(score, 3))
+        sentiment_read = gates.read(
+            "sentiment",
+            SENTIMENT_VERSION,
+            label,
+            conf,
+            "sentiment",
+            self.pack.gates["sentiment"],
+            score=round(score, 3),
+        )
         return intent_read, sentiment_read
 
-    def _read_values(self, text: str, history: list[Message], state: dict[str, Any],
-                     seq: int) -> list[dict[str, Any]]:
+    def _read_values(
+        self, text: str, history: list[Message], state: dict[str, Any], seq: int
+    ) -> list[dict[str, Any]]:
         customer_texts = [m.text for m in history if m.role == "customer"]
         proposals = propose(self.pack, text, state.get("asked_slot"))
-        entries = read_values(self.pack, proposals, customer_texts, state["values"],
-                              self.pack.gates["value"])
+        entries = read_values(
+            self.pack, proposals, customer_texts, state["values"], self.pack.gates["value"]
+        )
         for entry in entries:
             if entry["outcome"] == "act":
-                state["values"][entry["slot"]] = {"value": entry["value"], "source": entry["source"],
-                                                  "seq": seq}
+                state["values"][entry["slot"]] = {
+                    "value": entry["value"],
+                    "source": entry["source"],
+                    "seq": seq,
+                }
             entry.pop("confidence", None)
         return entries
 
-    def _after_move(self, conv: Conversation, state: dict[str, Any], decision: Decision,
-                    acted: Acted, text: str, seq: int) -> None:
+    def _after_move(
+        self,
+        conv: Conversation,
+        state: dict[str, Any],
+        decision: Decision,
+        acted: Acted,
+        text: str,
+        seq: int,
+    ) -> None:
         """What a move changes in the conversation's state, and the escalation queue."""
         state["asked_slot"] = decision.slot if decision.move == "ask" else None
         state["outcome"] = decision.outcome if decision.move == "ask" else None
@@ -194,12 +240,17 @@ class Agent:
         helpdesk = self.pack.default_helpdesk()
         if decision.move == "handoff":
             conv.status = "handed_off"
-            self.store.escalate(conv.id, "customer asked for a person",
-                                helpdesk.name if helpdesk else None, question=text)
+            self.store.escalate(
+                conv.id,
+                "customer asked for a person",
+                helpdesk.name if helpdesk else None,
+                question=text,
+            )
             self.metrics.inc("gatebot_escalations_total", reason="asked")
         elif acted.escalate:
-            self.store.escalate(conv.id, acted.escalate, helpdesk.name if helpdesk else None,
-                                question=text)
+            self.store.escalate(
+                conv.id, acted.escalate, helpdesk.name if helpdesk else None, question=text
+            )
             self.metrics.inc("gatebot_escalations_total", reason="queued")
 
     async def _deliver_record(self, record: dict[str, Any]) -> None:

@@ -55,8 +55,13 @@ class Registry:
 
 
 class App:
-    def __init__(self, settings: Settings, *, extra_plugins: list[object] | None = None,
-                 recorders: list[Recorder] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        extra_plugins: list[object] | None = None,
+        recorders: list[Recorder] | None = None,
+    ) -> None:
         self.settings = settings
         self.plugins = load_plugins(extra_plugins)
         self.registry = Registry(self.plugins)
@@ -65,13 +70,27 @@ class App:
         self.metrics = Metrics()
         self.events = EventBus()
         self.provider = self._choose_provider(settings.model)
-        self.retriever = self.registry.retrievers[-1](self.pack) if self.registry.retrievers \
+        self.retriever = (
+            self.registry.retrievers[-1](self.pack)
+            if self.registry.retrievers
             else LexicalRetriever(self.pack)
-        self.email = self.registry.email[settings.email](settings) if settings.email in \
-            self.registry.email else NoEmail()
+        )
+        self.email = (
+            self.registry.email[settings.email](settings)
+            if settings.email in self.registry.email
+            else NoEmail()
+        )
         self.recorders = [*self._builtin_recorders(), *self.registry.recorders, *(recorders or [])]
-        self.agent = Agent(self.pack, self.store, self.provider, self.retriever, self.recorders,
-                           self.events, self.metrics, preflight=settings.preflight)
+        self.agent = Agent(
+            self.pack,
+            self.store,
+            self.provider,
+            self.retriever,
+            self.recorders,
+            self.events,
+            self.metrics,
+            preflight=settings.preflight,
+        )
         self.channels: list[ChannelAdapter] = []
         self._describe_metrics()
 
@@ -95,16 +114,21 @@ class App:
             elif name == "memory":
                 out.append(MemoryRecorder())
             elif name not in ("", "none"):
-                raise ConfigError(f"GATEBOT_RECORDERS names unknown recorder {name!r} "
-                                  "(built in: console, jsonl, memory; plugins add more)")
+                raise ConfigError(
+                    f"GATEBOT_RECORDERS names unknown recorder {name!r} "
+                    "(built in: console, jsonl, memory; plugins add more)"
+                )
         return out
 
     def _describe_metrics(self) -> None:
         m = self.metrics
         m.describe("gatebot_turns_total", "counter", "Turns completed, by move and channel.")
         m.describe("gatebot_turn_seconds", "histogram", "Time of one turn, inbox to record.")
-        m.describe("gatebot_duplicate_messages_total", "counter",
-                   "Repeated deliveries answered from the stored turn.")
+        m.describe(
+            "gatebot_duplicate_messages_total",
+            "counter",
+            "Repeated deliveries answered from the stored turn.",
+        )
         m.describe("gatebot_escalations_total", "counter", "Escalations queued, by reason.")
 
     async def start(self, channels: bool = True) -> None:
@@ -136,6 +160,9 @@ class App:
         return next((c for c in self.channels if c.name == name), None)
 
     def info(self) -> dict[str, Any]:
-        return {"pack": self.pack.name, "pack_version": self.pack.version,
-                "provider": f"{self.provider.name}:{self.provider.model}".rstrip(":"),
-                "retriever": self.retriever.name}
+        return {
+            "pack": self.pack.name,
+            "pack_version": self.pack.version,
+            "provider": f"{self.provider.name}:{self.provider.model}".rstrip(":"),
+            "retriever": self.retriever.name,
+        }

@@ -13,8 +13,8 @@ class ChannelAdapter(ABC):
     """A platform's receive/send loop. ``start`` begins listening; ``stop`` ends it.
 
     An adapter hands each customer message to ``app.agent.handle(...)`` and renders the replies it
-    gets back (text and cards) in its platform's idiom. ``send`` delivers a message that did not come
-    from a turn (a staff reply relayed from a help desk).
+    gets back (text and cards) in its platform's idiom. ``send`` delivers a message that did
+    not come from a turn (a staff reply relayed from a help desk).
     """
 
     name: str = ""

@@ -51,7 +51,13 @@ class Settings:
         env = os.environ
         data_dir = Path(env.get("GATEBOT_DATA_DIR") or "var")
         channels = env.get("GATEBOT_CHANNELS")
-        preflight = "routing" if _flag("PREFLIGHT_ROUTING") else "shadow" if _flag("PREFLIGHT_SHADOW") else "off"
+        preflight = (
+            "routing"
+            if _flag("PREFLIGHT_ROUTING")
+            else "shadow"
+            if _flag("PREFLIGHT_SHADOW")
+            else "off"
+        )
         return cls(
             pack=Path(env.get("GATEBOT_PACK") or "knowledge/acme"),
             data_dir=data_dir,
@@ -59,7 +65,9 @@ class Settings:
             model=env.get("GATEBOT_MODEL") or "offline",
             host=env.get("GATEBOT_HOST") or "127.0.0.1",
             port=_int("GATEBOT_PORT", 8080),
-            recorders=[r.strip() for r in env.get("GATEBOT_RECORDERS", "jsonl").split(",") if r.strip()],
+            recorders=[
+                r.strip() for r in env.get("GATEBOT_RECORDERS", "jsonl").split(",") if r.strip()
+            ],
             channels=[c.strip() for c in channels.split(",") if c.strip()] if channels else None,
             redis_url=env.get("REDIS_URL") or None,
             admin_token=env.get("GATEBOT_ADMIN_TOKEN") or None,

@@ -20,7 +20,7 @@ class EmailTransport(ABC):
 
 
 class NoEmail(EmailTransport):
-    """What the host uses when GATEBOT_EMAIL names no transport: an honest refusal, never a fake OK."""
+    """Used when GATEBOT_EMAIL names no transport: an honest refusal, never a fake OK."""
 
     name = "none"
 

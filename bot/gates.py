@@ -20,8 +20,15 @@ def yes_no_outcome(p_yes: float, threshold: float) -> tuple[str, float]:
     return ("act" if confidence >= threshold else "unsure"), confidence
 
 
-def read(head: str, version: str, answer: str | None, confidence: float, gate: str,
-         threshold: float, **extra: Any) -> dict[str, Any]:
+def read(
+    head: str,
+    version: str,
+    answer: str | None,
+    confidence: float,
+    gate: str,
+    threshold: float,
+    **extra: Any,
+) -> dict[str, Any]:
     """One reading as the turn record keeps it."""
     return {
         "head": head,

@@ -95,8 +95,8 @@ def startup(app: Any) -> Any:
     """Start long-lived clients and connections.
 
     Fires once after the app is built and the store migrated, before any channel starts. ``app``
-    is the :class:`bot.app.App`. May return an awaitable, which the host awaits; ``None`` means
-    nothing to wait for.
+    is the :class:`bot.app.App`. Returns ``None`` or an awaitable, which the host awaits before
+    going on.
     """
 
 
@@ -104,6 +104,6 @@ def startup(app: Any) -> Any:
 def shutdown(app: Any) -> Any:
     """Close what ``startup`` opened.
 
-    Fires once when the app stops, after channels stopped. May return an awaitable, which the
-    host awaits; ``None`` means nothing to wait for.
+    Fires once when the app stops, after channels stopped. Returns ``None`` or an awaitable,
+    which the host awaits.
     """

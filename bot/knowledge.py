@@ -32,7 +32,9 @@ def pack_passages(pack: Pack) -> list[Fact]:
     for doc in pack.documents:
         paragraphs = [p.strip() for p in doc.text.split("\n\n") if p.strip()]
         for n, para in enumerate(paragraphs, start=1):
-            out.append(Fact(f"{doc.key}#{n}", " ".join(para.split()), doc.path, "bm25", title=doc.title))
+            out.append(
+                Fact(f"{doc.key}#{n}", " ".join(para.split()), doc.path, "bm25", title=doc.title)
+            )
     return out
 
 
@@ -51,6 +53,9 @@ class LexicalRetriever(Retriever):
     k1, b = 1.5, 0.75
     #: Below this a match is a stray shared word, not an answer.
     min_score = 1.5
+    #: Share of the query's informative weight (idf) a fact must cover: one common word shared
+    #: with a fact ("support") is not enough to answer from it.
+    min_coverage = 0.5
 
     def __init__(self, pack: Pack) -> None:
         self.facts = pack_passages(pack)
@@ -69,13 +74,23 @@ class LexicalRetriever(Retriever):
 
     def score(self, query: str) -> list[tuple[float, int]]:
         terms = set(content_tokens(query))
+        # A word the pack never uses is as informative as its rarest word.
+        unseen = max(self._idf.values(), default=1.0)
+        weight = {t: self._idf.get(t, unseen) for t in terms}
+        total = sum(weight.values()) or 1.0
         scored = []
         for i, doc in enumerate(self._docs):
+            shared = terms & doc.keys()
+            if sum(weight[t] for t in shared) / total < self.min_coverage:
+                continue
             s = 0.0
-            for t in terms & doc.keys():
+            for t in shared:
                 tf = doc[t]
-                s += self._idf[t] * tf * (self.k1 + 1) / (
-                    tf + self.k1 * (1 - self.b + self.b * self._lengths[i] / self._avg)
+                s += (
+                    self._idf[t]
+                    * tf
+                    * (self.k1 + 1)
+                    / (tf + self.k1 * (1 - self.b + self.b * self._lengths[i] / self._avg))
                 )
             if s > 0:
                 scored.append((s, i))

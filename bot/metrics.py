@@ -35,8 +35,8 @@ class Metrics:
 
     def observe(self, name: str, seconds: float, **labels: str) -> None:
         key = tuple(sorted(labels.items()))
-        # counts per bucket, then sum, then count
-        row = self._hist[name].setdefault(key, [0.0] * (len(BUCKETS) + 2))
+        # one count per bucket (the last is +Inf), then the sum, then the count
+        row = self._hist[name].setdefault(key, [0.0] * (len(BUCKETS) + 3))
         row[bisect.bisect_left(BUCKETS, seconds)] += 1
         row[-2] += seconds
         row[-1] += 1
@@ -49,9 +49,9 @@ class Metrics:
         for name, series in sorted(self._gauges.items()):
             out += self._header(name, "gauge")
             out += [f"{name}{_fmt_labels(k)} {v:g}" for k, v in sorted(series.items())]
-        for name, series in sorted(self._hist.items()):
+        for name, hist in sorted(self._hist.items()):
             out += self._header(name, "histogram")
-            for key, row in sorted(series.items()):
+            for key, row in sorted(hist.items()):
                 cumulative = 0.0
                 for bound, count in zip((*BUCKETS, float("inf")), row[:-2], strict=True):
                     cumulative += count

@@ -36,7 +36,8 @@ class Decision:
             self.rule += "; nothing else legal, so hand off"
         self.move = self.legal[0]
         self.why = (
-            "forced: the only legal move" if len(self.legal) == 1
+            "forced: the only legal move"
+            if len(self.legal) == 1
             else "no move head: the playbook's first preference among legal moves"
         )
         return self
@@ -46,11 +47,18 @@ def _outcome_rule(pack: Pack, outcome: str) -> OutcomeRule | None:
     return next((r for r in pack.outcomes if r.outcome == outcome), None)
 
 
-def decide(pack: Pack, state: dict[str, Any], scope: dict[str, Any],
-           intent_read: dict[str, Any], sentiment_read: dict[str, Any], seq: int) -> Decision:
+def decide(
+    pack: Pack,
+    state: dict[str, Any],
+    scope: dict[str, Any],
+    intent_read: dict[str, Any],
+    sentiment_read: dict[str, Any],
+    seq: int,
+) -> Decision:
     if scope["verdict"] == "out":
-        return Decision(["decline"], f"scope: {scope['rule']}",
-                        template=scope.get("template") or "decline").choose()
+        return Decision(
+            ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
+        ).choose()
     intent = pack.intent(intent_read["answer"]) if intent_read["outcome"] == "act" else None
     if intent and intent.move == "handoff":
         return Decision(["handoff"], "hard rule: hand off when asked").choose()
@@ -73,12 +81,14 @@ def decide(pack: Pack, state: dict[str, Any], scope: dict[str, Any],
         move = intent.move or pack.default_move
         if move in SELLING and blocked:
             move = "answer"
-        decision = Decision([move, "handoff"], f"intent {intent.name} calls for {move}",
-                            template=intent.template)
+        decision = Decision(
+            [move, "handoff"], f"intent {intent.name} calls for {move}", template=intent.template
+        )
     elif intent_read["outcome"] == "unsure" and intent_read["answer"] not in (None, "none"):
         options = [r["name"] for r in intent_read.get("ranking", [])[:2]]
-        decision = Decision(["clarify", "handoff"], "intent unsure: offer the likeliest few",
-                            options=options)
+        decision = Decision(
+            ["clarify", "handoff"], "intent unsure: offer the likeliest few", options=options
+        )
     else:
         decision = Decision([pack.default_move, "handoff"], "no confident intent: playbook default")
     if blocked:
@@ -97,8 +107,15 @@ def _qualify(pack: Pack, state: dict[str, Any], outcome: str, intent_needs: list
     missing = [s for s in needs if s not in known]
     reason = rule.reason if rule else f"outcome {outcome}"
     if missing:
-        return Decision(["ask", "handoff"],
-                        f"outcome table: {outcome} blocked on {', '.join(missing)} ({reason})",
-                        slot=missing[0], outcome=outcome)
-    return Decision(["propose"], f"outcome table: {outcome} qualified ({reason})", outcome=outcome,
-                    template=f"propose_{outcome}")
+        return Decision(
+            ["ask", "handoff"],
+            f"outcome table: {outcome} blocked on {', '.join(missing)} ({reason})",
+            slot=missing[0],
+            outcome=outcome,
+        )
+    return Decision(
+        ["propose"],
+        f"outcome table: {outcome} qualified ({reason})",
+        outcome=outcome,
+        template=f"propose_{outcome}",
+    )

@@ -27,7 +27,7 @@ ENTRY_POINT_GROUP = "gatebot"
 
 @dataclass
 class PluginManager:
-    """pluggy's manager plus the load errors, so ``gatebot plugins`` and ``doctor`` can show them."""
+    """pluggy's manager plus the load errors, for ``gatebot plugins`` and ``doctor`` to show."""
 
     pm: pluggy.PluginManager
     errors: list[PluginLoadError] = field(default_factory=list)
@@ -43,7 +43,7 @@ class PluginManager:
 
     def describe(self) -> list[dict[str, Any]]:
         """Each plugin with its distribution and the hooks it implements, sorted by name."""
-        rows = []
+        rows: list[dict[str, Any]] = []
         dists = {name: dist for dist, name in self._dist_names()}
         for name, plugin in self.pm.list_name_plugin():
             if plugin is None:

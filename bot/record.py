@@ -1,12 +1,18 @@
-"""The turn record's shape. Every key is present on every turn, so tools and tests can rely on it."""
+"""The turn record's shape. Every key is on every turn, so tools and tests can rely on it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-def new_record(conversation_id: str, seq: int, text: str, channel: str,
-               external_id: str | None, preflight_mode: str = "off") -> dict[str, Any]:
+def new_record(
+    conversation_id: str,
+    seq: int,
+    text: str,
+    channel: str,
+    external_id: str | None,
+    preflight_mode: str = "off",
+) -> dict[str, Any]:
     return {
         "conversation_id": conversation_id,
         "seq": seq,

@@ -54,7 +54,8 @@ def summarise(turn: dict[str, Any]) -> str:
         f"{r['head']}={r['answer']}@{r['confidence']:.2f}->{r['outcome']}" for r in turn["reads"]
     )
     values = ", ".join(
-        f"{v['slot']}={v['value']!r}" if v["outcome"] == "act"
+        f"{v['slot']}={v['value']!r}"
+        if v["outcome"] == "act"
         else f"{v['slot']} rejected ({'; '.join(r['reason'] for r in v['rejected'])})"
         for v in turn["values"]
     )

@@ -15,14 +15,52 @@ from bot.packs import Pack
 from bot.text import content_tokens, matching, normalise
 
 _NEGATIVE = {
-    "angry", "annoyed", "annoying", "awful", "bad", "broken", "disappointed", "frustrated",
-    "frustrating", "horrible", "hate", "poor", "terrible", "useless", "worst", "ridiculous",
-    "unacceptable", "slow", "waste",
+    "angry",
+    "annoyed",
+    "annoying",
+    "awful",
+    "bad",
+    "broken",
+    "disappointed",
+    "frustrated",
+    "frustrating",
+    "horrible",
+    "hate",
+    "poor",
+    "terrible",
+    "useless",
+    "worst",
+    "ridiculous",
+    "unacceptable",
+    "slow",
+    "waste",
 }
-_HOSTILE = {"idiot", "stupid", "scam", "garbage", "crap", "shut up", "damn", "hell", "moron", "trash"}
+_HOSTILE = {
+    "idiot",
+    "stupid",
+    "scam",
+    "garbage",
+    "crap",
+    "shut up",
+    "damn",
+    "hell",
+    "moron",
+    "trash",
+}
 _POSITIVE = {
-    "great", "good", "love", "awesome", "excellent", "thanks", "thank", "perfect", "nice",
-    "happy", "amazing", "helpful", "cool",
+    "great",
+    "good",
+    "love",
+    "awesome",
+    "excellent",
+    "thanks",
+    "thank",
+    "perfect",
+    "nice",
+    "happy",
+    "amazing",
+    "helpful",
+    "cool",
 }
 
 
@@ -30,6 +68,7 @@ _POSITIVE = {
 class Ranked:
     name: str
     score: float
+    phrases: float = 0.0  # the part of the score that came from declared phrases
 
 
 class KeywordRouter:
@@ -38,10 +77,13 @@ class KeywordRouter:
     def __init__(self, pack: Pack) -> None:
         self.pack = pack
         spec = [(i.name, i.keywords, i.examples) for i in pack.intents]
-        self.version = "keyword-router@" + hashlib.sha256(
-            json.dumps(spec, sort_keys=True).encode()
-        ).hexdigest()[:10]
-        self._examples = {i.name: [set(content_tokens(e)) for e in i.examples] for i in pack.intents}
+        self.version = (
+            "keyword-router@"
+            + hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
+        )
+        self._examples = {
+            i.name: [set(content_tokens(e)) for e in i.examples] for i in pack.intents
+        }
 
     def rank(self, text: str) -> list[Ranked]:
         norm = normalise(text)
@@ -55,9 +97,8 @@ class KeywordRouter:
                 (len(words & ex) / len(words | ex) for ex in self._examples[intent.name] if ex),
                 default=0.0,
             )
-            score += overlap
-            if score > 0:
-                ranked.append(Ranked(intent.name, score))
+            if score + overlap > 0:
+                ranked.append(Ranked(intent.name, score + overlap, score))
         ranked.sort(key=lambda r: -r.score)
         return ranked
 
@@ -67,10 +108,11 @@ class KeywordRouter:
         if not ranked:
             return "none", 0.5, ranked
         top = ranked[0]
-        rest = sum(r.score for r in ranked[1:])
-        if top.score >= 1.0:
-            # A declared phrase matched: confident unless another intent is close behind.
-            confidence = 0.95 * top.score / (top.score + rest)
+        # Only another intent's declared phrases compete; loose example overlap is noise.
+        rest = sum(r.phrases for r in ranked[1:])
+        if top.phrases >= 1.0:
+            # A declared phrase matched: confident unless another intent's phrases also did.
+            confidence = round(0.95 * top.score / (top.score + rest), 4)
         else:
             # Only loose overlap with an example: never enough to pass a 0.9 gate.
             confidence = min(0.85, top.score)

@@ -25,8 +25,11 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> dict[str, Any]:
     for intent in pack.intents:
         missing = [s for s in intent.needs if s not in known_slots]
         if missing and matching(norm, intent.keywords):
-            return {"verdict": "needs_input", "rule": f"{intent.name} needs {missing[0]}",
-                    "slot": missing[0]}
+            return {
+                "verdict": "needs_input",
+                "rule": f"{intent.name} needs {missing[0]}",
+                "slot": missing[0],
+            }
     if covered:
         return {"verdict": "in", "rule": "declared:" + ",".join(dict.fromkeys(covered))}
     return {"verdict": "in", "rule": "no_declared_match"}

@@ -5,21 +5,25 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+APOSTROPHE = "\u2019"  # the curly one phones type
+_WORD = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
 
 STOPWORDS = frozenset(
-    "a an and are as at be but by can could do does did for from have has how i i'm if in is it "
-    "its me my no not of on or our so that the their them there this to us was we what when where "
-    "which who why will with would you your yours want like please hi hello".split()
+    {
+        *"a an and are as at be but by can could do does did for from have has how".split(),
+        *"i i'm if in is it its me my no not of on or our so that the their them".split(),
+        *"there this to us was we what when where which who why will with would".split(),
+        *"you your yours want like please hi hello".split(),
+    }
 )
 
 
 def normalise(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower().replace("’", "'")))
+    return " ".join(_WORD.findall(text.lower().replace(APOSTROPHE, "'")))
 
 
 def tokens(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("’", "'"))
+    return _WORD.findall(text.lower().replace(APOSTROPHE, "'"))
 
 
 def content_tokens(text: str) -> list[str]:

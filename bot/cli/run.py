@@ -39,8 +39,11 @@ async def _serve(settings: Settings) -> None:
             loop.add_signal_handler(sig, stop.set)
     await app.start()
     names = ", ".join(c.name for c in app.channels) or "none"
-    click.echo(f"gatebot on pack {app.pack.name} ({app.pack.version}), model {app.info()['provider']},"
-               f" channels: {names}", err=True)
+    click.echo(
+        f"gatebot on pack {app.pack.name} ({app.pack.version}), model {app.info()['provider']},"
+        f" channels: {names}",
+        err=True,
+    )
     if app.channel("web"):
         click.echo(f"widget and API at http://{settings.host}:{settings.port}/", err=True)
     try:

@@ -61,13 +61,30 @@ def _read_yaml(root: Path, name: str, schema_: dict[str, Any], errors: list[Pack
     loaded = _Loaded(label, data, lines)
     validator = jsonschema.Draft202012Validator(schema_)
     for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
-        errors.append(loaded.error(tuple(err.absolute_path), _explain(err)))
+        errors.append(loaded.error(_error_path(err), _explain(err)))
     return loaded
+
+
+def _properties(err: jsonschema.ValidationError) -> dict[str, Any]:
+    schema_ = err.schema
+    return dict(schema_.get("properties", {})) if isinstance(schema_, dict) else {}
+
+
+def _error_path(err: jsonschema.ValidationError) -> tuple[Any, ...]:
+    """Where to point: for an unknown key, the key itself rather than the object holding it."""
+    path = tuple(err.absolute_path)
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = _properties(err)
+        extra = [k for k in err.instance if k not in allowed]
+        if extra:
+            return (*path, str(extra[0]))
+    return path
 
 
 def _explain(err: jsonschema.ValidationError) -> str:
     if err.validator == "additionalProperties":
-        return f"{err.message} (check the spelling; allowed: {', '.join(err.schema.get('properties', {}))})"
+        allowed = ", ".join(_properties(err))
+        return f"{err.message} (check the spelling; allowed: {allowed})"
     if err.validator == "required":
         return err.message.replace("is a required property", "is required")
     return err.message
@@ -77,7 +94,11 @@ def _read_document(root: Path, path: Path, errors: list[PackError]) -> Document 
     label = f"{root.name}/{path.relative_to(root)}"
     text = path.read_text(encoding="utf-8")
     if not text.startswith("---\n"):
-        errors.append(PackError(label, 1, "", "a knowledge document starts with '---' front matter (key, title)"))
+        errors.append(
+            PackError(
+                label, 1, "", "a knowledge document starts with '---' front matter (key, title)"
+            )
+        )
         return None
     end = text.find("\n---", 4)
     if end < 0:
@@ -90,8 +111,8 @@ def _read_document(root: Path, path: Path, errors: list[PackError]) -> Document 
         return None
     loaded = _Loaded(label, meta, {k: v + 1 for k, v in lines.items()})
     for err in jsonschema.Draft202012Validator(schema.DOC_FRONT_MATTER).iter_errors(meta):
-        errors.append(loaded.error(tuple(err.absolute_path), _explain(err)))
-    if not isinstance(meta, dict) or errors and errors[-1].file == label:
+        errors.append(loaded.error(_error_path(err), _explain(err)))
+    if not isinstance(meta, dict) or (errors and errors[-1].file == label):
         return None
     body = text[end + 4 :].lstrip("\n")
     return Document(meta["key"], meta["title"], body, label, meta.get("tags", []))
@@ -171,26 +192,41 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
     intent_names = [i.name for i in pack.intents]
     for i, intent in enumerate(pack.intents):
         if intent_names.index(intent.name) != i:
-            errors.append(intents.error(("intents", i, "name"), f"intent {intent.name!r} is declared twice"))
+            errors.append(
+                intents.error(("intents", i, "name"), f"intent {intent.name!r} is declared twice")
+            )
         for j, need in enumerate(intent.needs):
             if need not in slots:
-                errors.append(intents.error(("intents", i, "needs", j), f"unknown slot {need!r}; declare it under slots in playbook.yaml"))
+                errors.append(
+                    intents.error(
+                        ("intents", i, "needs", j),
+                        f"unknown slot {need!r}; declare it under slots in playbook.yaml",
+                    )
+                )
     for i, rule in enumerate(pack.outcomes):
         for j, name in enumerate(rule.when_intent):
             if name not in intent_names:
-                errors.append(play.error(("outcomes", i, "when_intent", j), f"unknown intent {name!r}"))
+                errors.append(
+                    play.error(("outcomes", i, "when_intent", j), f"unknown intent {name!r}")
+                )
         for j, need in enumerate(rule.needs):
             if need not in slots:
                 errors.append(play.error(("outcomes", i, "needs", j), f"unknown slot {need!r}"))
     for i, slot in enumerate(pack.slots):
         if slot.alternative and slot.alternative not in slots:
-            errors.append(play.error(("slots", i, "alternative"), f"unknown slot {slot.alternative!r}"))
+            errors.append(
+                play.error(("slots", i, "alternative"), f"unknown slot {slot.alternative!r}")
+            )
     if pack.language not in pack.templates:
-        errors.append(play.error(("templates",), f"no templates for the pack language {pack.language!r}"))
+        errors.append(
+            play.error(("templates",), f"no templates for the pack language {pack.language!r}")
+        )
     else:
         for name in schema.REQUIRED_TEMPLATES:
             if name not in pack.templates[pack.language]:
-                errors.append(play.error(("templates", pack.language), f"template {name!r} is required"))
+                errors.append(
+                    play.error(("templates", pack.language), f"template {name!r} is required")
+                )
     for lang, templates in pack.templates.items():
         for name, text in templates.items():
             try:
@@ -199,6 +235,17 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
                 errors.append(play.error(("templates", lang, name), f"bad placeholder {exc}"))
     keys = [f.key for f in pack.faq] + [d.key for d in pack.documents]
     for key in {k for k in keys if keys.count(k) > 1}:
-        errors.append(PackError(f"{pack.root.name}", None, key, f"knowledge key {key!r} is used twice (faq and docs keys must be unique)"))
+        errors.append(
+            PackError(
+                f"{pack.root.name}",
+                None,
+                key,
+                f"knowledge key {key!r} is used twice (faq and docs keys must be unique)",
+            )
+        )
     if "helpdesks.yaml" in files and sum(h.default for h in pack.helpdesks) > 1:
-        errors.append(files["helpdesks.yaml"].error(("helpdesks",), "at most one help desk can be the default"))
+        errors.append(
+            files["helpdesks.yaml"].error(
+                ("helpdesks",), "at most one help desk can be the default"
+            )
+        )

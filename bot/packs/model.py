@@ -127,4 +127,6 @@ class Pack:
         return next((s for s in self.slots if s.name == name), None)
 
     def default_helpdesk(self) -> HelpDesk | None:
-        return next((h for h in self.helpdesks if h.default), self.helpdesks[0] if self.helpdesks else None)
+        return next(
+            (h for h in self.helpdesks if h.default), self.helpdesks[0] if self.helpdesks else None
+        )

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-MOVES = ["answer", "ask", "clarify", "confirm", "propose", "ask_signup", "handoff", "stop", "decline"]
+MOVES = [
+    "answer",
+    "ask",
+    "clarify",
+    "confirm",
+    "propose",
+    "ask_signup",
+    "handoff",
+    "stop",
+    "decline",
+]
 OUTCOMES = ["trial", "demo", "engineer", "later", "stop"]
 SLOT_TYPES = ["text", "email", "phone", "number", "date", "order_id"]
 GATES = ["intent", "value", "yesNo", "confirm", "policy", "repeat", "sentiment"]
@@ -36,8 +46,12 @@ PACK = _obj(
             "type": "array",
             "minItems": 1,
             "items": _obj(
-                {"key": _key, "name": _str, "description": {"type": "string"},
-                 "keywords": _str_list},
+                {
+                    "key": _key,
+                    "name": _str,
+                    "description": {"type": "string"},
+                    "keywords": _str_list,
+                },
                 ["key", "name", "keywords"],
             ),
         },
@@ -96,8 +110,7 @@ PLAYBOOK = _obj(
         "slots": {
             "type": "array",
             "items": _obj(
-                {"name": _key, "type": {"enum": SLOT_TYPES}, "question": _str,
-                 "alternative": _key},
+                {"name": _key, "type": {"enum": SLOT_TYPES}, "question": _str, "alternative": _key},
                 ["name", "question"],
             ),
         },

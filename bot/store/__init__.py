@@ -76,14 +76,21 @@ class Store:
     # -- conversations -------------------------------------------------------------------------
 
     def create_conversation(
-        self, channel: str, *, external_id: str | None = None, with_token: bool = False,
+        self,
+        channel: str,
+        *,
+        external_id: str | None = None,
+        with_token: bool = False,
         language: str = "en",
     ) -> tuple[Conversation, str | None]:
         """A new conversation; with ``with_token`` also its bearer token (only its hash is kept)."""
         token = secrets.token_urlsafe(24) if with_token else None
         conv = Conversation(
-            id=secrets.token_hex(16), channel=channel, external_id=external_id,
-            token_hash=_hash_token(token) if token else None, language=language,
+            id=secrets.token_hex(16),
+            channel=channel,
+            external_id=external_id,
+            token_hash=_hash_token(token) if token else None,
+            language=language,
         )
         with self.session() as s:
             s.add(conv)
@@ -103,7 +110,9 @@ class Store:
 
     @staticmethod
     def token_matches(conv: Conversation, token: str) -> bool:
-        return conv.token_hash is not None and hmac.compare_digest(conv.token_hash, _hash_token(token))
+        return conv.token_hash is not None and hmac.compare_digest(
+            conv.token_hash, _hash_token(token)
+        )
 
     def save_conversation(self, conv: Conversation) -> None:
         conv.updated_at = now()
@@ -117,8 +126,14 @@ class Store:
         self, conversation_id: str, channel: str, external_id: str | None, text: str
     ) -> tuple[Message, bool]:
         """Store a customer message before any work. Returns (message, is_duplicate)."""
-        msg = Message(conversation_id=conversation_id, channel=channel, external_id=external_id,
-                      role="customer", text=text, status="received")
+        msg = Message(
+            conversation_id=conversation_id,
+            channel=channel,
+            external_id=external_id,
+            role="customer",
+            text=text,
+            status="received",
+        )
         with self.session() as s:
             s.add(msg)
             try:
@@ -133,13 +148,16 @@ class Store:
 
     def find_message(self, channel: str, external_id: str) -> Message | None:
         with self.session() as s:
-            stmt = select(Message).where(Message.channel == channel, Message.external_id == external_id)
+            stmt = select(Message).where(
+                Message.channel == channel, Message.external_id == external_id
+            )
             return s.exec(stmt).first()
 
     def add_message(self, conversation_id: str, channel: str, role: str, text: str) -> Message:
         """A message that is not a customer turn (a staff reply, a notice)."""
-        msg = Message(conversation_id=conversation_id, channel=channel, role=role, text=text,
-                      status="sent")
+        msg = Message(
+            conversation_id=conversation_id, channel=channel, role=role, text=text, status="sent"
+        )
         with self.session() as s:
             s.add(msg)
             s.commit()
@@ -159,18 +177,28 @@ class Store:
     # -- turns ---------------------------------------------------------------------------------
 
     def complete_turn(
-        self, conv: Conversation, message: Message, record: dict[str, Any],
-        replies: list[dict[str, Any]], channel: str,
+        self,
+        conv: Conversation,
+        message: Message,
+        record: dict[str, Any],
+        replies: list[dict[str, Any]],
+        channel: str,
     ) -> Turn:
         """Store the turn, the agent's replies and the conversation's new state, and mark the
         message processed: one transaction, so either all of it happened or none."""
         reads = {r["head"]: r for r in record["reads"]}
         intent = reads.get("intent", {}).get("answer")
         turn = Turn(
-            conversation_id=conv.id, seq=record["seq"], message_id=message.id or 0,
-            move=record["move"]["name"] or "", scope=record["scope"]["verdict"] or "",
-            intent=intent, escalate=bool(record["move"]["escalate"]),
-            total_ms=float(record["timings"].get("total_ms", 0.0)), record=record, replies=replies,
+            conversation_id=conv.id,
+            seq=record["seq"],
+            message_id=message.id or 0,
+            move=record["move"]["name"] or "",
+            scope=record["scope"]["verdict"] or "",
+            intent=intent,
+            escalate=bool(record["move"]["escalate"]),
+            total_ms=float(record["timings"].get("total_ms", 0.0)),
+            record=record,
+            replies=replies,
         )
         conv.updated_at = now()
         with self.session() as s:
@@ -181,8 +209,15 @@ class Store:
             stored.status = "processed"
             for reply in replies:
                 if reply.get("type") == "text":
-                    s.add(Message(conversation_id=conv.id, channel=channel, role="agent",
-                                  text=reply["text"], status="sent"))
+                    s.add(
+                        Message(
+                            conversation_id=conv.id,
+                            channel=channel,
+                            role="agent",
+                            text=reply["text"],
+                            status="sent",
+                        )
+                    )
             s.merge(conv)
             s.commit()
         return turn
@@ -198,10 +233,12 @@ class Store:
 
     # -- escalations ---------------------------------------------------------------------------
 
-    def escalate(self, conversation_id: str, reason: str, helpdesk: str | None,
-                 question: str | None = None) -> Escalation:
-        esc = Escalation(conversation_id=conversation_id, reason=reason, helpdesk=helpdesk,
-                         question=question)
+    def escalate(
+        self, conversation_id: str, reason: str, helpdesk: str | None, question: str | None = None
+    ) -> Escalation:
+        esc = Escalation(
+            conversation_id=conversation_id, reason=reason, helpdesk=helpdesk, question=question
+        )
         with self.session() as s:
             s.add(esc)
             s.commit()

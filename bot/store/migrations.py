@@ -25,7 +25,8 @@ def migration(fn: Callable[[Connection], None]) -> Callable[[Connection], None]:
 def m001_initial(conn: Connection) -> None:
     md = sa.MetaData()
     sa.Table(
-        "conversations", md,
+        "conversations",
+        md,
         sa.Column("id", sa.String(64), primary_key=True),
         sa.Column("channel", sa.String(32), nullable=False, index=True),
         sa.Column("external_id", sa.String(255), index=True),
@@ -39,10 +40,16 @@ def m001_initial(conn: Connection) -> None:
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     )
     sa.Table(
-        "messages", md,
+        "messages",
+        md,
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("conversation_id", sa.String(64), sa.ForeignKey("conversations.id"),
-                  nullable=False, index=True),
+        sa.Column(
+            "conversation_id",
+            sa.String(64),
+            sa.ForeignKey("conversations.id"),
+            nullable=False,
+            index=True,
+        ),
         sa.Column("channel", sa.String(32), nullable=False),
         sa.Column("external_id", sa.String(255)),
         sa.Column("role", sa.String(16), nullable=False),
@@ -52,13 +59,20 @@ def m001_initial(conn: Connection) -> None:
         sa.UniqueConstraint("channel", "external_id", name="uq_messages_channel_external"),
     )
     sa.Table(
-        "turns", md,
+        "turns",
+        md,
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("conversation_id", sa.String(64), sa.ForeignKey("conversations.id"),
-                  nullable=False, index=True),
+        sa.Column(
+            "conversation_id",
+            sa.String(64),
+            sa.ForeignKey("conversations.id"),
+            nullable=False,
+            index=True,
+        ),
         sa.Column("seq", sa.Integer, nullable=False),
-        sa.Column("message_id", sa.Integer, sa.ForeignKey("messages.id"), nullable=False,
-                  unique=True),
+        sa.Column(
+            "message_id", sa.Integer, sa.ForeignKey("messages.id"), nullable=False, unique=True
+        ),
         sa.Column("move", sa.String(32), nullable=False, index=True),
         sa.Column("scope", sa.String(16), nullable=False, index=True),
         sa.Column("intent", sa.String(64), index=True),
@@ -70,10 +84,16 @@ def m001_initial(conn: Connection) -> None:
         sa.UniqueConstraint("conversation_id", "seq", name="uq_turns_conversation_seq"),
     )
     sa.Table(
-        "escalations", md,
+        "escalations",
+        md,
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("conversation_id", sa.String(64), sa.ForeignKey("conversations.id"),
-                  nullable=False, index=True),
+        sa.Column(
+            "conversation_id",
+            sa.String(64),
+            sa.ForeignKey("conversations.id"),
+            nullable=False,
+            index=True,
+        ),
         sa.Column("reason", sa.Text, nullable=False),
         sa.Column("helpdesk", sa.String(64)),
         sa.Column("status", sa.String(16), nullable=False, index=True),
@@ -86,7 +106,8 @@ def m001_initial(conn: Connection) -> None:
 
 
 _applied = sa.Table(
-    "schema_migrations", sa.MetaData(),
+    "schema_migrations",
+    sa.MetaData(),
     sa.Column("name", sa.String(128), primary_key=True),
     sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
 )

@@ -32,14 +32,18 @@ class Message(SQLModel, table=True):
     """The inbox and the transcript. A customer message is stored before any work on it."""
 
     __tablename__ = "messages"
-    __table_args__ = (UniqueConstraint("channel", "external_id", name="uq_messages_channel_external"),)
+    __table_args__ = (
+        UniqueConstraint("channel", "external_id", name="uq_messages_channel_external"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     conversation_id: str = Field(index=True, foreign_key="conversations.id", max_length=64)
     channel: str = Field(max_length=32)
     external_id: str | None = Field(default=None, max_length=255)
     role: str = Field(max_length=16)  # customer | agent | staff
     text: str
-    status: str = Field(default="received", index=True, max_length=16)  # received | processed | sent
+    status: str = Field(
+        default="received", index=True, max_length=16
+    )  # received | processed | sent
     created_at: datetime = Field(default_factory=now)
 
 

@@ -1,4 +1,4 @@
-"""A sliding-window limit per key (a conversation): at most ``limit`` events in ``window`` seconds."""
+"""A sliding-window limit per key (a conversation): at most ``limit`` events per ``window`` s."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ MAX_BODY = 64 * 1024
 MAX_CLIENT_ID = 200
 APP_KEY = web.AppKey("gatebot", object)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
-SOCKETS_KEY = web.AppKey("sockets", weakref.WeakSet)
+SOCKETS_KEY: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("sockets")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -42,15 +42,22 @@ class ApiError(Exception):
         self.status, self.code, self.message, self.headers = status, code, message, headers or {}
 
 
-def error_response(status: int, code: str, message: str,
-                   headers: dict[str, str] | None = None) -> web.Response:
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> web.Response:
     resp = web.json_response({"error": {"code": code, "message": message}}, status=status)
     resp.headers.update(headers or {})
     return resp
 
 
-_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
-          413: "too_large", 429: "rate_limited"}
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    429: "rate_limited",
+}
 
 
 @web.middleware
@@ -76,9 +83,14 @@ async def errors_and_cors(request: web.Request, handler: Handler) -> web.StreamR
         resp.headers["Access-Control-Allow-Origin"] = "*"
         resp.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
         resp.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
-    route = request.match_info.route.resource.canonical if request.match_info.route.resource else "unmatched"
-    gb.metrics.inc("gatebot_http_requests_total", route=route, method=request.method,
-                   status=str(resp.status))
+    route = (
+        request.match_info.route.resource.canonical
+        if request.match_info.route.resource
+        else "unmatched"
+    )
+    gb.metrics.inc(
+        "gatebot_http_requests_total", route=route, method=request.method, status=str(resp.status)
+    )
     gb.metrics.observe("gatebot_http_request_seconds", time.perf_counter() - started, route=route)
     return resp
 
@@ -134,8 +146,11 @@ async def post_message(request: web.Request) -> web.Response:
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "bad_request", "text is required and must be a non-empty string")
     if not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID:
-        raise ApiError(400, "bad_request",
-                       f"client_message_id is required: a string of 1-{MAX_CLIENT_ID} characters")
+        raise ApiError(
+            400,
+            "bad_request",
+            f"client_message_id is required: a string of 1-{MAX_CLIENT_ID} characters",
+        )
     if len(text) > MAX_TEXT:
         raise ApiError(413, "too_large", f"text is {len(text)} characters; the limit is {MAX_TEXT}")
     inbox_key = f"{conv.id}:{client_id}"
@@ -143,21 +158,41 @@ async def post_message(request: web.Request) -> web.Response:
     if earlier is None:
         allowed, wait = request.app[LIMITER_KEY].allow(conv.id)
         if not allowed:
-            raise ApiError(429, "rate_limited", "too many messages; wait a little and resend",
-                           {"Retry-After": str(max(1, round(wait)))})
+            raise ApiError(
+                429,
+                "rate_limited",
+                "too many messages; wait a little and resend",
+                {"Retry-After": str(max(1, round(wait)))},
+            )
     result = await gb.agent.handle(conv, text, client_id, inbox_key=inbox_key)
-    return web.json_response({"replies": result.replies, "turn": result.record,
-                              "duplicate": result.duplicate})
+    return web.json_response(
+        {"replies": result.replies, "turn": result.record, "duplicate": result.duplicate}
+    )
 
 
 async def get_conversation(request: web.Request) -> web.Response:
     gb = _app(request)
     conv = _conversation(request, _bearer(request))
-    messages = [{"id": m.id, "role": m.role, "text": m.text, "status": m.status,
-                 "created_at": m.created_at.isoformat()} for m in gb.store.messages(conv.id)]
+    messages = [
+        {
+            "id": m.id,
+            "role": m.role,
+            "text": m.text,
+            "status": m.status,
+            "created_at": m.created_at.isoformat(),
+        }
+        for m in gb.store.messages(conv.id)
+    ]
     turns = [t.record for t in gb.store.turns(conv.id)]
-    return web.json_response({"id": conv.id, "status": conv.status, "paused": conv.paused,
-                              "messages": messages, "turns": turns})
+    return web.json_response(
+        {
+            "id": conv.id,
+            "status": conv.status,
+            "paused": conv.paused,
+            "messages": messages,
+            "turns": turns,
+        }
+    )
 
 
 async def events(request: web.Request) -> web.StreamResponse:
@@ -180,7 +215,12 @@ async def events(request: web.Request) -> web.StreamResponse:
                 getter.cancel()
             if reader in done:
                 msg = reader.result()
-                if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+                if msg.type in (
+                    WSMsgType.CLOSE,
+                    WSMsgType.CLOSING,
+                    WSMsgType.CLOSED,
+                    WSMsgType.ERROR,
+                ):
                     break
                 reader = asyncio.ensure_future(ws.receive())
     finally:
@@ -202,8 +242,12 @@ async def healthz(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     gb = _app(request)
     gb.metrics.set("gatebot_websocket_subscribers", gb.events.subscriber_count())
-    return web.Response(text=gb.metrics.render(), content_type="text/plain",
-                        headers={"X-Content-Type-Options": "nosniff"}, charset="utf-8")
+    return web.Response(
+        text=gb.metrics.render(),
+        content_type="text/plain",
+        headers={"X-Content-Type-Options": "nosniff"},
+        charset="utf-8",
+    )
 
 
 async def index(request: web.Request) -> web.FileResponse:
@@ -217,7 +261,8 @@ async def widget_js(request: web.Request) -> web.FileResponse:
 
 
 async def _close_sockets(app: web.Application) -> None:
-    for ws in list(app[SOCKETS_KEY]):
+    sockets = app[SOCKETS_KEY]
+    for ws in [*sockets]:
         await ws.close(code=1001, message=b"server shutting down")
 
 
@@ -227,7 +272,9 @@ def build_web_app(gb: App) -> web.Application:
     app[LIMITER_KEY] = RateLimiter(limit=20, window=60.0)
     app[SOCKETS_KEY] = weakref.WeakSet()
     app.on_shutdown.append(_close_sockets)
-    gb.metrics.describe("gatebot_http_requests_total", "counter", "HTTP requests, by route and status.")
+    gb.metrics.describe(
+        "gatebot_http_requests_total", "counter", "HTTP requests, by route and status."
+    )
     gb.metrics.describe("gatebot_http_request_seconds", "histogram", "HTTP request time, by route.")
     gb.metrics.describe("gatebot_websocket_subscribers", "gauge", "Open live-event websockets.")
     app.router.add_post("/api/conversations", create_conversation)
@@ -238,5 +285,4 @@ def build_web_app(gb: App) -> web.Application:
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/widget.js", widget_js)
     app.router.add_get("/", index)
-    app.router.add_route("OPTIONS", "/{tail:.*}", lambda r: web.Response(status=204))
     return app

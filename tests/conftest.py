@@ -1,0 +1,94 @@
+"""Shared fixtures: a temporary data dir per test, the app on SQLite and on PostgreSQL, and a real
+aiohttp server on loopback for the REST API."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from bot.app import App
+from bot.config import Settings
+from bot.recorders import MemoryRecorder
+
+ROOT = Path(__file__).resolve().parent.parent
+ACME = ROOT / "knowledge" / "acme"
+PG_URL = os.environ.get("GATEBOT_TEST_PG", "postgresql+psycopg://root@127.0.0.1:5432/test")
+
+
+def _postgres_reason() -> str | None:
+    """Why PostgreSQL tests cannot run here, or None when they can."""
+    try:
+        import psycopg
+    except ImportError:
+        return "psycopg is not installed"
+    try:
+        with psycopg.connect(PG_URL.replace("+psycopg", ""), connect_timeout=3):
+            return None
+    except Exception as exc:
+        return f"PostgreSQL not reachable at {PG_URL}: {exc}"
+
+
+@pytest.fixture(scope="session")
+def postgres() -> str:
+    """The PostgreSQL URL, when the server is reachable. CI has one, so there it must be."""
+    reason = _postgres_reason()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the PostgreSQL tests: {reason}")
+        pytest.skip(reason)
+    return PG_URL
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Each test on SQLite, and on PostgreSQL in a schema of its own, dropped afterwards."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'gatebot.db'}"
+        return
+    import psycopg
+
+    url = request.getfixturevalue("postgres")
+    plain = url.replace("+psycopg", "")
+    schema = "gatebot_test_" + secrets.token_hex(4)
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{url}?options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(plain, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(pack=ACME, data_dir=tmp_path, recorders=[])
+
+
+@pytest.fixture
+def memory() -> MemoryRecorder:
+    return MemoryRecorder()
+
+
+@pytest.fixture
+async def app(settings: Settings, memory: MemoryRecorder) -> AsyncIterator[App]:
+    gb = App(settings, recorders=[memory])
+    await gb.start(channels=False)
+    try:
+        yield gb
+    finally:
+        await gb.stop()
+
+
+@pytest.fixture
+async def client(app: App) -> AsyncIterator[TestClient]:
+    """The widget's REST API on a real aiohttp server bound to 127.0.0.1."""
+    from gatebot_web.server import build_web_app
+
+    server = TestServer(build_web_app(app), host="127.0.0.1")
+    async with TestClient(server) as test_client:
+        yield test_client
