@@ -43,6 +43,15 @@ class Decision:
         return self
 
 
+def _calls_for(pack: Pack, intent_name: str) -> str | None:
+    """The plain move an intent calls for; None for one that ends, hands off or sells."""
+    intent = pack.intent(intent_name)
+    if intent is None or intent.outcome or intent.template:
+        return None
+    move = intent.move or pack.default_move
+    return move if move in ("answer", "ask") else None
+
+
 def _outcome_rule(pack: Pack, outcome: str) -> OutcomeRule | None:
     return next((r for r in pack.outcomes if r.outcome == outcome), None)
 
@@ -86,9 +95,18 @@ def decide(
         )
     elif intent_read["outcome"] == "unsure" and intent_read["answer"] not in (None, "none"):
         options = [r["name"] for r in intent_read.get("ranking", [])[:2]]
-        decision = Decision(
-            ["clarify", "handoff"], "intent unsure: offer the likeliest few", options=options
-        )
+        calls = {_calls_for(pack, name) for name in options}
+        if len(calls) == 1 and None not in calls:
+            # Asking "did you mean X or Y?" is pointless when X and Y lead to the same move.
+            shared = str(calls.pop())
+            decision = Decision(
+                [shared, "handoff"],
+                f"intent unsure between {' and '.join(options)}; each calls for {shared}",
+            )
+        else:
+            decision = Decision(
+                ["clarify", "handoff"], "intent unsure: offer the likeliest few", options=options
+            )
     else:
         decision = Decision([pack.default_move, "handoff"], "no confident intent: playbook default")
     if blocked:

@@ -200,3 +200,17 @@ async def test_demo_page_and_widget_script_are_served(client: TestClient) -> Non
     script = await client.get("/widget.js")
     assert script.status == 200
     assert "javascript" in script.headers["Content-Type"]
+
+
+def test_rate_limiter_window_and_forgetting() -> None:
+    from gatebot_web.ratelimit import RateLimiter
+
+    limiter = RateLimiter(limit=2, window=60)
+    assert limiter.allow("a", now=0)[0] and limiter.allow("a", now=1)[0]
+    allowed, wait = limiter.allow("a", now=2)
+    assert not allowed and wait == 58
+    assert limiter.allow("a", now=60.5)[0]  # the first hit left the window
+    for n in range(995):  # with the four above, "late" below is the 1000th call
+        limiter.allow(f"idle{n}", now=100)
+    limiter.allow("late", now=500)  # the 1000th call sweeps conversations idle for a window
+    assert len(limiter) == 1

@@ -203,10 +203,14 @@ class Store:
         conv.updated_at = now()
         with self.session() as s:
             s.add(turn)
-            stored = s.get(Message, message.id)
-            if stored is None:
-                raise StoreError(f"message {message.id} vanished before its turn was stored")
-            stored.status = "processed"
+            # Plain UPDATEs: no read-back of rows this process already holds.
+            done = s.execute(
+                sa.update(Message)
+                .where(col(Message.id) == message.id, col(Message.status) == "received")
+                .values(status="processed")
+            )
+            if done.rowcount != 1:  # type: ignore[attr-defined]
+                raise StoreError(f"message {message.id} was not waiting for a turn")
             for reply in replies:
                 if reply.get("type") == "text":
                     s.add(
@@ -218,7 +222,17 @@ class Store:
                             status="sent",
                         )
                     )
-            s.merge(conv)
+            s.execute(
+                sa.update(Conversation)
+                .where(col(Conversation.id) == conv.id)
+                .values(
+                    state=conv.state,
+                    status=conv.status,
+                    paused=conv.paused,
+                    turn_count=conv.turn_count,
+                    updated_at=conv.updated_at,
+                )
+            )
             s.commit()
         return turn
 
