@@ -160,6 +160,19 @@ def _with_provider(settings: Settings, provider: type[ModelProvider]) -> App:
     return App(settings, extra_plugins=[Plugin()], recorders=[MemoryRecorder()])
 
 
+DOCKER_QUESTION = "Does Pipelines support Docker builds?"
+
+
+async def one_turn(app: App, text: str = DOCKER_QUESTION) -> TurnResult:
+    """Start the app, run one turn in a new conversation, stop the app."""
+    await app.start(channels=False)
+    try:
+        conv = app.store.create_conversation("web")[0]
+        return await app.agent.handle(conv, text, "x")
+    finally:
+        await app.stop()
+
+
 @pytest.mark.parametrize(
     ("draft", "reason"),
     [
@@ -175,12 +188,7 @@ async def test_reply_gate_refuses_each_bad_draft_twice_then_queues(
 ) -> None:
     Adversary.drafts = [draft]
     app = _with_provider(settings, Adversary)
-    await app.start(channels=False)
-    try:
-        conv = app.store.create_conversation("web")[0]
-        result = await app.agent.handle(conv, "Does Pipelines support Docker builds?", "x")
-    finally:
-        await app.stop()
+    result = await one_turn(app)
     record = result.record
     assert record["reply"]["attempts"] == 2 and record["reply"]["gate"]["passed"] is False
     assert any(reason in r for r in record["reply"]["gate"]["reasons"])
@@ -195,12 +203,7 @@ async def test_reply_gate_refuses_each_bad_draft_twice_then_queues(
 async def test_a_good_second_draft_is_used(settings: Settings) -> None:
     Adversary.drafts = ["Cheaper than Globex [faq-docker].", "Yes, natively [faq-docker]."]
     app = _with_provider(settings, Adversary)
-    await app.start(channels=False)
-    try:
-        conv = app.store.create_conversation("web")[0]
-        result = await app.agent.handle(conv, "Does Pipelines support Docker builds?", "x")
-    finally:
-        await app.stop()
+    result = await one_turn(app)
     assert result.record["reply"] == {
         "text": "Yes, natively.",
         "gate": {"passed": True, "reasons": []},
@@ -217,12 +220,7 @@ class Broken(ModelProvider):
 
 async def test_provider_failure_is_reported_honestly(settings: Settings) -> None:
     app = _with_provider(settings, Broken)
-    await app.start(channels=False)
-    try:
-        conv = app.store.create_conversation("web")[0]
-        result = await app.agent.handle(conv, "Does Pipelines support Docker builds?", "x")
-    finally:
-        await app.stop()
+    result = await one_turn(app)
     assert result.record["reply"]["gate"]["passed"] is False
     assert "503" in result.record["reply"]["gate"]["reasons"][0]
     assert "don't have a confirmed answer" in result.replies[0]["text"]

@@ -21,7 +21,7 @@ from bot.hookspecs import hookimpl
 from bot.knowledge import Fact, Retriever
 from bot.packs import Pack
 from bot.plugins import load_plugins
-from bot.recorders import Recorder
+from bot.recorders import MemoryRecorder, Recorder
 from bot.tools import Tool
 
 HOOKS = [
@@ -147,21 +147,11 @@ class OutboxEmail(EmailTransport):
         return "id-1"
 
 
-class ListRecorder(Recorder):
-    name = "list"
-
-    def __init__(self) -> None:
-        self.turns: list[dict[str, Any]] = []
-
-    async def record(self, turn: dict[str, Any]) -> None:
-        self.turns.append(turn)
-
-
 class EverythingPlugin:
     """One test plugin implementing every hook, the way a third party would."""
 
     def __init__(self) -> None:
-        self.recorder = ListRecorder()
+        self.recorder = MemoryRecorder()
         self.events: list[str] = []
 
     @hookimpl
