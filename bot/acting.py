@@ -59,7 +59,13 @@ class Actor:
         if move == "ask" and decision.slot:
             slot = self.pack.slot(decision.slot)
             question = slot.question if slot else decision.slot
-            return Acted([text_reply(self.template("ask", language, question=question))])
+            name = decision.template or "ask"
+            return Acted([text_reply(self.template(name, language, question=question))])
+        if move == "confirm" and decision.slot:
+            slot = self.pack.slot(decision.slot)
+            label = slot.label if slot else decision.slot
+            text_ = self.template("check_value", language, label=label, value=decision.value or "")
+            return Acted([text_reply(text_)])
         if move == "clarify":
             options = " or ".join(self._describe(o) for o in decision.options) or "something else"
             return Acted([text_reply(self.template("clarify", language, options=options))])
@@ -71,7 +77,7 @@ class Actor:
                 ]
             )
         if move == "answer" and not decision.template:
-            return await self._answer(text, history, language)
+            return await self._answer(decision.question or text, history, language)
         name = decision.template or move
         return Acted([text_reply(self.template(name, language))])
 

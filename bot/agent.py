@@ -13,7 +13,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from bot import gates
+from bot import followups, gates
 from bot.acting import Acted, Actor
 from bot.events import EventBus
 from bot.knowledge import Retriever
@@ -136,7 +136,18 @@ class Agent:
         clock.lap("heads")
 
         history = self.store.messages(conv.id)
-        record["values"] = self._read_values(msg.text, history, state, seq)
+        yes_no, checked = followups.resolve_check(state, msg.text, self.pack.gates["yesNo"], seq)
+        if yes_no:
+            record["reads"].append(yes_no)
+        record["values"] = ([checked] if checked else []) + self._read_values(
+            msg.text, history, state, seq
+        )
+        followups.note_values(
+            state,
+            record["values"],
+            intent_read["outcome"] == "act" or scope["question"],
+            checked is not None,
+        )
         clock.lap("values")
 
         decision = decide(
@@ -233,8 +244,7 @@ class Agent:
         seq: int,
     ) -> None:
         """What a move changes in the conversation's state, and the escalation queue."""
-        state["asked_slot"] = decision.slot if decision.move == "ask" else None
-        state["outcome"] = decision.outcome if decision.move == "ask" else None
+        followups.after_move(state, decision, text)
         if decision.move == "clarify":
             state["clarify_options"] = decision.options
         if decision.move == "propose":

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.packs import Pack
-from bot.packs.model import OutcomeRule
+from bot.packs.model import Intent, OutcomeRule
 
 SELLING = ("propose", "ask_signup")
 
@@ -28,6 +28,9 @@ class Decision:
     slot: str | None = None  # for ask: the slot asked about
     outcome: str | None = None  # for propose: the outcome being closed
     options: list[str] = field(default_factory=list)  # for clarify: the likeliest intents
+    value: str | None = None  # for confirm: the candidate value being checked
+    intent: str | None = None  # for ask: the intent waiting on the slot
+    question: str | None = None  # for answer: the question asked before its slots were known
     template: str | None = None
 
     def choose(self) -> Decision:
@@ -64,6 +67,8 @@ def decide(
     sentiment_read: dict[str, Any],
     seq: int,
 ) -> Decision:
+    """The legal moves and the move. ``state`` is the conversation's, already updated by this
+    turn's readings (values stored, a pending check resolved)."""
     if scope["verdict"] == "out":
         return Decision(
             ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
@@ -73,6 +78,9 @@ def decide(
         return Decision(["handoff"], "hard rule: hand off when asked").choose()
     if intent and intent.move == "stop":
         return Decision(["stop"], "hard rule: stop after a no").choose()
+    check = state.get("check")
+    if check:
+        return _check(check).choose()
 
     blocked: list[str] = []
     if state.get("stopped"):
@@ -83,30 +91,21 @@ def decide(
         seq - state.get("last_signup_seq", -10_000) <= pack.signup_cooldown_turns
     )
 
-    outcome = state.get("outcome") or (intent.outcome if intent else None)
-    if outcome and not blocked:
-        decision = _qualify(pack, state, outcome, intent.needs if intent else [])
+    pending = pack.intent(state.get("pending_intent") or "")
+    if intent and intent.outcome and not blocked:
+        decision = _qualify(pack, state, intent.outcome, intent.needs)
     elif intent:
-        move = intent.move or pack.default_move
-        if move in SELLING and blocked:
-            move = "answer"
+        decision = _serve(pack, state, intent, blocked, pending=False)
+    elif state.get("outcome") and not blocked and scope.get("question"):
         decision = Decision(
-            [move, "handoff"], f"intent {intent.name} calls for {move}", template=intent.template
+            [pack.default_move, "handoff"], "a question mid-qualification: answer it, then resume"
         )
+    elif state.get("outcome") and not blocked:
+        decision = _qualify(pack, state, state["outcome"], [])
+    elif pending:
+        decision = _serve(pack, state, pending, blocked, pending=True)
     elif intent_read["outcome"] == "unsure" and intent_read["answer"] not in (None, "none"):
-        options = [r["name"] for r in intent_read.get("ranking", [])[:2]]
-        calls = {_calls_for(pack, name) for name in options}
-        if len(calls) == 1 and None not in calls:
-            # Asking "did you mean X or Y?" is pointless when X and Y lead to the same move.
-            shared = str(calls.pop())
-            decision = Decision(
-                [shared, "handoff"],
-                f"intent unsure between {' and '.join(options)}; each calls for {shared}",
-            )
-        else:
-            decision = Decision(
-                ["clarify", "handoff"], "intent unsure: offer the likeliest few", options=options
-            )
+        decision = _unsure_intent(pack, state, intent_read)
     else:
         decision = Decision([pack.default_move, "handoff"], "no confident intent: playbook default")
     if blocked:
@@ -118,22 +117,122 @@ def decide(
     return decision.choose()
 
 
+def _serve(
+    pack: Pack, state: dict[str, Any], intent: Intent, blocked: list[str], pending: bool
+) -> Decision:
+    """An intent's own move, once the slots it needs are known (an order number first)."""
+    move = intent.move or pack.default_move
+    if blocked and (move in SELLING or intent.outcome):
+        # Selling is off: answer what was asked, and gather nothing for a sale.
+        return Decision(["answer", "handoff"], f"intent {intent.name} would sell; answer instead")
+    missing = _missing(pack, state, intent.needs)
+    if missing:
+        rule = f"intent {intent.name} needs {', '.join(missing)}"
+        return _ask_missing(pack, state, missing, rule, intent=intent.name)
+    decision = Decision(
+        [move, "handoff"], f"intent {intent.name} calls for {move}", template=intent.template
+    )
+    if pending:
+        decision.rule += " now that " + ", ".join(intent.needs) + " is known"
+        decision.question = state.get("pending_question")
+    return decision
+
+
+def _missing(pack: Pack, state: dict[str, Any], needs: list[str]) -> list[str]:
+    known = state.get("values", {})
+    return [s for s in needs if s not in known and not _alternative_known(pack, s, known)]
+
+
+def _check(check: dict[str, Any]) -> Decision:
+    """A value waiting for the customer's yes: check it, ask once more, then hand off."""
+    if check.get("tries", 0) >= 2:
+        return Decision(["handoff"], "value check still unsure after asking twice: hand off")
+    rule = "value unsure: check the likeliest candidate"
+    if check.get("tries", 0) == 1:
+        rule = "yes/no unsure: ask the check again, once"
+    return Decision(
+        ["confirm", "handoff"],
+        rule,
+        slot=check["slot"],
+        template="check_value",
+        value=check["value"],
+    )
+
+
+def _unsure_intent(pack: Pack, state: dict[str, Any], intent_read: dict[str, Any]) -> Decision:
+    options = [r["name"] for r in intent_read.get("ranking", [])[:2]]
+    calls = {_calls_for(pack, name) for name in options}
+    if len(calls) == 1 and None not in calls:
+        # Asking "did you mean X or Y?" is pointless when X and Y lead to the same move.
+        shared = str(calls.pop())
+        return Decision(
+            [shared, "handoff"],
+            f"intent unsure between {' and '.join(options)}; each calls for {shared}",
+        )
+    if state.get("clarify_misses", 0) >= 1:
+        return Decision(["handoff"], "intent still unsure after offering the likeliest: hand off")
+    return Decision(
+        ["clarify", "handoff"], "intent unsure: offer the likeliest few", options=options
+    )
+
+
 def _qualify(pack: Pack, state: dict[str, Any], outcome: str, intent_needs: list[str]) -> Decision:
+    """The outcome rule table: ask for what blocks ``outcome``, or close it once qualified.
+
+    A slot asked for and still missing is asked again once, then its alternative is tried (an
+    email or else a phone number), then the conversation goes to a person.
+    """
     rule = _outcome_rule(pack, outcome)
     needs = list(dict.fromkeys([*(rule.needs if rule else []), *intent_needs]))
-    known = state.get("values", {})
-    missing = [s for s in needs if s not in known]
+    missing = _missing(pack, state, needs)
     reason = rule.reason if rule else f"outcome {outcome}"
-    if missing:
+    if not missing:
+        return Decision(
+            ["propose"],
+            f"outcome table: {outcome} qualified ({reason})",
+            outcome=outcome,
+            template=f"propose_{outcome}",
+        )
+    blocked_on = f"outcome table: {outcome} blocked on {', '.join(missing)} ({reason})"
+    return _ask_missing(pack, state, missing, blocked_on, outcome=outcome)
+
+
+def _ask_missing(
+    pack: Pack,
+    state: dict[str, Any],
+    missing: list[str],
+    rule: str,
+    outcome: str | None = None,
+    intent: str | None = None,
+) -> Decision:
+    """Ask for the first missing slot; once more if it was missed; then its alternative; then
+    a person."""
+    slot = missing[0]
+    misses = state.get("slot_misses", {})
+    if misses.get(slot, 0) == 1:
+        rule += "; value missing: ask again, once"
         return Decision(
             ["ask", "handoff"],
-            f"outcome table: {outcome} blocked on {', '.join(missing)} ({reason})",
-            slot=missing[0],
+            rule,
+            slot=slot,
             outcome=outcome,
+            intent=intent,
+            template="ask_again",
         )
-    return Decision(
-        ["propose"],
-        f"outcome table: {outcome} qualified ({reason})",
-        outcome=outcome,
-        template=f"propose_{outcome}",
-    )
+    if misses.get(slot, 0) >= 2:
+        declared = pack.slot(slot)
+        alternative = declared.alternative if declared else None
+        known = state.get("values", {})
+        if alternative and alternative not in known and not misses.get(alternative, 0):
+            rule += f"; try the alternative {alternative}"
+            return Decision(
+                ["ask", "handoff"], rule, slot=alternative, outcome=outcome, intent=intent
+            )
+        return Decision(["handoff"], rule + "; value still missing after asking twice")
+    return Decision(["ask", "handoff"], rule, slot=slot, outcome=outcome, intent=intent)
+
+
+def _alternative_known(pack: Pack, slot: str, known: dict[str, Any]) -> bool:
+    """A need is met by its declared alternative (a phone number instead of an email)."""
+    declared = pack.slot(slot)
+    return bool(declared and declared.alternative and declared.alternative in known)

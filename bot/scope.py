@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.packs import Pack
-from bot.text import matching, normalise
+from bot.text import is_question, matching, normalise
 
 
 def check_scope(pack: Pack, text: str, known_slots: set[str]) -> dict[str, Any]:
@@ -15,6 +15,12 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> dict[str, Any]:
     "does Monitor alert me when it rains" stays in scope.
     """
     norm = normalise(text)
+    verdict = _verdict(pack, norm, known_slots)
+    verdict["question"] = is_question(text)
+    return verdict
+
+
+def _verdict(pack: Pack, norm: str, known_slots: set[str]) -> dict[str, Any]:
     covered = [p.key for p in pack.products if matching(norm, p.keywords)]
     covered += [t.key for t in pack.topics if matching(norm, t.keywords)]
     covered += [i.name for i in pack.intents if matching(norm, i.keywords)]

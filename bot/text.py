@@ -18,6 +18,32 @@ STOPWORDS = frozenset(
 )
 
 
+_QUESTION_WORDS = (
+    "what",
+    "how",
+    "why",
+    "when",
+    "where",
+    "which",
+    "who",
+    "does",
+    "do",
+    "is",
+    "are",
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+)
+
+
+def is_question(text: str) -> bool:
+    """A message that asks something: ends with "?" or opens with a question word."""
+    words = tokens(text)
+    return text.strip().endswith("?") or bool(words and words[0] in _QUESTION_WORDS)
+
+
 def normalise(text: str) -> str:
     return " ".join(_WORD.findall(text.lower().replace(APOSTROPHE, "'")))
 

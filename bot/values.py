@@ -16,7 +16,10 @@ from bot.packs import Pack
 
 EXTRACTORS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
-    "phone": re.compile(r"(?<![\w+])\+?\d[\d ().-]{6,}\d(?!\w)"),
+    # Unprompted, a phone number must look like one (a + or separators); a bare run of digits
+    # is as likely an order number. Asked for a phone, any 7-15 digit run will do.
+    "phone": re.compile(r"(?<![\w+])(?:\+\d[\d ().-]{5,}\d|\d{2,4}[ .-]\d[\d ().-]{3,}\d)(?!\w)"),
+    "phone_asked": re.compile(r"(?<![\w+])\+?\d[\d ().-]{5,}\d(?!\w)"),
     "order_id": re.compile(r"(?i)(?:order|invoice)\s*(?:id|number|no\.?)?\s*#?\s*([A-Z0-9-]{4,})"),
     "date": re.compile(
         r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}"
@@ -30,6 +33,7 @@ EXTRACTORS: dict[str, re.Pattern[str]] = {
 #: Confidence the deterministic extractors report: a pattern match is strong but not certain.
 EXTRACTOR_CONFIDENCE = 0.95
 BARE_ANSWER_CONFIDENCE = 0.9
+BURIED_CONFIDENCE = 0.7
 
 
 @dataclass
@@ -56,19 +60,25 @@ def propose(pack: Pack, text: str, asked_slot: str | None) -> list[Proposal]:
     """Offline proposals for this message; at most one per slot (a value is read once a message)."""
     out: dict[str, Proposal] = {}
     for slot in pack.slots:
-        if slot.type == "text":
+        asked = asked_slot == slot.name
+        # Numbers and dates are too common to read unprompted; emails, phones and order ids are not.
+        if slot.type == "text" or (slot.type in ("number", "date") and not asked):
             continue
-        kind = slot.type
-        found = _extract(kind, text)
-        if kind == "order_id" and found is None and asked_slot == slot.name:
-            # A bare "5843990922" is an order id because that is what we just asked for.
+        kind = "phone_asked" if slot.type == "phone" and asked else slot.type
+        found, confidence = _extract(kind, text), EXTRACTOR_CONFIDENCE
+        if slot.type == "order_id" and found is None and asked:
+            # A bare "5843990922" is an order id because that is what we just asked for; one
+            # buried in a sentence might be something else, so it is checked before it is kept.
             found = _extract("number", text)
+            confidence = BARE_ANSWER_CONFIDENCE if text.strip() == found else BURIED_CONFIDENCE
         if found:
-            out[slot.name] = Proposal(slot.name, found, EXTRACTOR_CONFIDENCE)
+            out[slot.name] = Proposal(slot.name, found, confidence)
     if asked_slot and asked_slot not in out:
-        asked = pack.slot(asked_slot)
+        asked_for = pack.slot(asked_slot)
         answer = text.strip().rstrip(".!")
-        if asked is not None and asked.type == "text" and 0 < len(answer) <= 300:
+        # A question back ("does it do X?") is not an answer to ours.
+        bare = 0 < len(answer) <= 300 and not text.strip().endswith("?")
+        if asked_for is not None and asked_for.type == "text" and bare:
             out[asked_slot] = Proposal(asked_slot, answer, BARE_ANSWER_CONFIDENCE)
     return list(out.values())
 

@@ -230,7 +230,16 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
     for lang, templates in pack.templates.items():
         for name, text in templates.items():
             try:
-                text.format(company="", slot="", question="", options="", contact="", topic="")
+                text.format(
+                    company="",
+                    slot="",
+                    question="",
+                    options="",
+                    contact="",
+                    topic="",
+                    label="",
+                    value="",
+                )
             except (KeyError, IndexError, ValueError) as exc:
                 errors.append(play.error(("templates", lang, name), f"bad placeholder {exc}"))
     keys = [f.key for f in pack.faq] + [d.key for d in pack.documents]

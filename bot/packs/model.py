@@ -52,6 +52,10 @@ class Slot:
     question: str
     type: str = "text"
     alternative: str | None = None
+    label: str = ""  # how a reply names it ("order number"); defaults to the name
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.name.replace("_", " ")
 
 
 @dataclass

@@ -110,7 +110,13 @@ PLAYBOOK = _obj(
         "slots": {
             "type": "array",
             "items": _obj(
-                {"name": _key, "type": {"enum": SLOT_TYPES}, "question": _str, "alternative": _key},
+                {
+                    "name": _key,
+                    "label": _str,
+                    "type": {"enum": SLOT_TYPES},
+                    "question": _str,
+                    "alternative": _key,
+                },
                 ["name", "question"],
             ),
         },

@@ -1,0 +1,59 @@
+"""The offline yes/no reader: the probability that a reply means yes.
+
+Used for "Just to check, is X right?" and read-backs. Its output passes the yesNo gate on
+|2p - 1|, so a hedged reply ("maybe", "I think so?") is unsure, never a yes.
+"""
+
+from __future__ import annotations
+
+from bot.text import has_phrase, normalise
+
+VERSION = "yesno-lexicon@1"
+
+_YES = [
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "sure",
+    "correct",
+    "right",
+    "that's right",
+    "exactly",
+    "affirmative",
+    "ok",
+    "okay",
+    "go ahead",
+    "please do",
+    "sounds good",
+    "confirmed",
+    "y",
+]
+_NO = [
+    "no",
+    "nope",
+    "nah",
+    "not",
+    "wrong",
+    "incorrect",
+    "don't",
+    "do not",
+    "never",
+    "n",
+    "that's wrong",
+    "not right",
+]
+_HEDGE = ["maybe", "perhaps", "not sure", "i think", "probably", "i guess", "kind of"]
+
+
+def p_yes(text: str) -> float:
+    norm = normalise(text)
+    yes = any(has_phrase(norm, w) for w in _YES)
+    no = any(has_phrase(norm, w) for w in _NO)
+    hedged = any(has_phrase(norm, w) for w in _HEDGE) or text.strip().endswith("?")
+    if yes == no:  # neither, or both ("yes... no wait")
+        return 0.5
+    p = 0.95 if yes else 0.05
+    if hedged:
+        p = 0.7 if yes else 0.3
+    return p
