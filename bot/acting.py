@@ -172,6 +172,9 @@ class Actor:
         acted.model_calls.append(call)
         try:
             response = await self.provider.execute(prompt)
+        except ProviderError as exc:
+            call["error"] = str(exc)
+            raise
         finally:
             call["ms"] = round((time.perf_counter() - started) * 1000, 3)
         call["tokens_in"], call["tokens_out"] = response.tokens_in, response.tokens_out

@@ -91,7 +91,14 @@ class Agent:
                     self.metrics.inc("gatebot_duplicate_messages_total", channel=conv.channel)
                     return TurnResult(turn.replies, turn.record, duplicate=True)
             else:
-                self.events.publish(conv.id, {"type": "message", "role": "customer", "text": text})
+                event = {
+                    "type": "message",
+                    "role": "customer",
+                    "text": text,
+                    "id": msg.id,
+                    "external_id": external_id,
+                }
+                self.events.publish(conv.id, event)
             return await self._turn(msg, external_id, clock)
 
     async def recover(self) -> int:
@@ -175,7 +182,8 @@ class Agent:
                 r["text"] for r in acted.replies if r["type"] == "text"
             )
         record["model_calls"] = acted.model_calls
-        self._after_move(conv, state, decision, acted, msg.text, seq)
+        if self._after_move(conv, state, decision, acted, msg.text, seq):
+            record["move"]["escalate"] = True  # the turn ends with a person, whatever the reason
         clock.lap("act")
 
         record["timings"] = clock.total()
@@ -187,7 +195,14 @@ class Agent:
         # commit, so its total_ms stops just before.
         self.metrics.observe("gatebot_turn_seconds", time.perf_counter() - clock.start)
         for reply in acted.replies:
-            self.events.publish(conv.id, {"type": "reply", "role": "agent", "reply": reply})
+            event = {
+                "type": "reply",
+                "role": "agent",
+                "reply": reply,
+                "seq": seq,
+                "external_id": external_id,
+            }
+            self.events.publish(conv.id, event)
         return TurnResult(acted.replies, record)
 
     def _read_heads(
@@ -242,8 +257,9 @@ class Agent:
         acted: Acted,
         text: str,
         seq: int,
-    ) -> None:
-        """What a move changes in the conversation's state, and the escalation queue."""
+    ) -> bool:
+        """What a move changes in the conversation's state, and the escalation queue. Returns
+        whether the turn queued an escalation."""
         followups.after_move(state, decision, text)
         if decision.move == "clarify":
             state["clarify_options"] = decision.options
@@ -259,18 +275,14 @@ class Agent:
         helpdesk = self.pack.default_helpdesk()
         if decision.move == "handoff":
             conv.status = "handed_off"
-            self.store.escalate(
-                conv.id,
-                "customer asked for a person",
-                helpdesk.name if helpdesk else None,
-                question=text,
-            )
-            self.metrics.inc("gatebot_escalations_total", reason="asked")
+            reason, kind = decision.rule, "handoff"
         elif acted.escalate:
-            self.store.escalate(
-                conv.id, acted.escalate, helpdesk.name if helpdesk else None, question=text
-            )
-            self.metrics.inc("gatebot_escalations_total", reason="queued")
+            reason, kind = acted.escalate, "queued"
+        else:
+            return False
+        self.store.escalate(conv.id, reason, helpdesk.name if helpdesk else None, question=text)
+        self.metrics.inc("gatebot_escalations_total", reason=kind)
+        return True
 
     async def _deliver_record(self, record: dict[str, Any]) -> None:
         for recorder in self.recorders:

@@ -98,7 +98,8 @@ def load_plugins(extra: list[object] | None = None) -> PluginManager:
             log.error("%s", error)
             manager.errors.append(error)
     for obj in extra or []:
-        pm.register(obj)
+        if not pm.is_registered(obj):  # a module that an entry point already loaded
+            pm.register(obj)
     while True:
         try:
             pm.check_pending()

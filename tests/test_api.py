@@ -190,8 +190,15 @@ async def test_websocket_sends_live_events(client: TestClient) -> None:
         await say(client, cid, auth, "hello", "1")
         first = await ws.receive_json(timeout=5)
         second = await ws.receive_json(timeout=5)
-    assert first == {"type": "message", "role": "customer", "text": "hello"}
+    assert {k: first[k] for k in ("type", "role", "text", "external_id")} == {
+        "type": "message",
+        "role": "customer",
+        "text": "hello",
+        "external_id": "1",
+    }
+    assert isinstance(first["id"], int)
     assert second["type"] == "reply" and "assistant" in second["reply"]["text"]
+    assert second["seq"] == 1 and second["external_id"] == "1"
 
 
 async def test_demo_page_and_widget_script_are_served(client: TestClient) -> None:

@@ -83,6 +83,8 @@ async def errors_and_cors(request: web.Request, handler: Handler) -> web.StreamR
         resp.headers["Access-Control-Allow-Origin"] = "*"
         resp.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
         resp.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
+        # Without this a page on another site cannot read how long a 429 asks it to wait.
+        resp.headers["Access-Control-Expose-Headers"] = "Retry-After"
     route = (
         request.match_info.route.resource.canonical
         if request.match_info.route.resource
@@ -210,7 +212,10 @@ async def events(request: web.Request) -> web.StreamResponse:
             getter = asyncio.ensure_future(queue.get())
             done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
             if getter in done:
-                await ws.send_json(getter.result())
+                try:
+                    await ws.send_json(getter.result())
+                except ConnectionResetError:
+                    break  # the browser went away; nothing to report
             else:
                 getter.cancel()
             if reader in done:

@@ -1,0 +1,136 @@
+"""The ``anthropic`` model provider: ``GATEBOT_MODEL=anthropic:MODEL`` over the Messages API.
+
+Credentials come from the environment only: ``ANTHROPIC_API_KEY`` is handed to the SDK
+explicitly, so the SDK never falls back to profiles or token files on disk.
+``GATEBOT_ANTHROPIC_BASE_URL``, else ``ANTHROPIC_BASE_URL`` (the SDK's own variable), else the
+public API is where calls go. Timeouts, retries and error messages follow
+:mod:`gatebot_providers_common.policy`.
+
+The SDK is imported on first use, so an install without ``gatebot[providers]`` loads this plugin
+without error and only a deployment that selects it is told to install the SDK.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries
+
+from bot.errors import ConfigError, ProviderError
+from bot.hookspecs import hookimpl
+from bot.providers import ModelProvider, Prompt, Response
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+    from anthropic.types import Message, MessageParam
+
+# Replies are a few sentences; the cap bounds cost and time if a model runs on.
+MAX_TOKENS = 1024
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+def _env(name: str) -> str:
+    return os.environ.get(name, "").strip()
+
+
+class AnthropicProvider(ModelProvider):
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str = "",
+        *,
+        policy: CallPolicy | None = None,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        # Misconfigurations that no retry can fix stop the app at start. A missing key does not
+        # (see _client): the app starts, turns that need no model still run, and each model call
+        # fails honestly (reply template, question queued) until the key is set.
+        if not model:
+            raise ConfigError("GATEBOT_MODEL=anthropic needs a model: anthropic:MODEL")
+        if importlib.util.find_spec("anthropic") is None:
+            raise ConfigError(
+                "GATEBOT_MODEL=anthropic needs the anthropic SDK: pip install 'gatebot[providers]'"
+            )
+        super().__init__(model)
+        self.policy = policy or CallPolicy.from_env()
+        self.max_tokens = max_tokens
+        self._sdk: AsyncAnthropic | None = None
+        self._secrets: tuple[str, ...] = ()
+
+    def _client(self) -> AsyncAnthropic:
+        if self._sdk is None:
+            key = _env("ANTHROPIC_API_KEY")
+            if not key:
+                raise ProviderError("anthropic: ANTHROPIC_API_KEY is not set")
+            import anthropic
+
+            self._secrets = (key,)
+            self._sdk = anthropic.AsyncAnthropic(
+                api_key=key,
+                # Read here rather than by the SDK so a variable set empty (as compose files do
+                # with ${ANTHROPIC_BASE_URL:-}) means the default, not an empty URL.
+                base_url=_env("GATEBOT_ANTHROPIC_BASE_URL")
+                or _env("ANTHROPIC_BASE_URL")
+                or DEFAULT_BASE_URL,
+                timeout=self.policy.timeout_s,
+                max_retries=0,  # our policy retries; two retry loops would multiply
+            )
+        return self._sdk
+
+    async def execute(self, prompt: Prompt) -> Response:
+        client = self._client()
+        import anthropic
+
+        errors = SdkErrors(
+            base=anthropic.APIError,
+            status=anthropic.APIStatusError,
+            connection=anthropic.APIConnectionError,
+            timeout=anthropic.APITimeoutError,
+        )
+        messages = cast("list[MessageParam]", alternating(prompt.messages))
+        # The API refuses an empty system text: leave the field out instead. (A dict rather than
+        # the SDK's omit sentinel, which SDKs older than the pinned floor do not have.)
+        system: dict[str, Any] = {"system": prompt.system} if prompt.system else {}
+
+        async def attempt(seconds_left: float) -> Message:
+            return await client.messages.create(
+                model=self.model,
+                max_tokens=self.max_tokens,
+                messages=messages,
+                timeout=seconds_left,
+                **system,
+            )
+
+        message = await call_with_retries("anthropic", attempt, errors, self.policy, self._secrets)
+        text = "".join(block.text for block in message.content if block.type == "text")
+        usage = message.usage
+        # Cached prompt tokens are counted apart from input_tokens; all of them were read.
+        tokens_in = (
+            usage.input_tokens
+            + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+            + (getattr(usage, "cache_read_input_tokens", None) or 0)
+        )
+        return Response(text=text, tokens_in=tokens_in, tokens_out=usage.output_tokens)
+
+    async def aclose(self) -> None:
+        """Close the SDK's connection pool; the next call opens a new one."""
+        if self._sdk is not None:
+            sdk, self._sdk = self._sdk, None
+            await sdk.close()
+
+
+@hookimpl
+def register_model_providers(register: Callable[[str, object], None]) -> None:
+    register("anthropic", AnthropicProvider)
+
+
+@hookimpl
+def shutdown(app: Any) -> Any:
+    provider = getattr(app, "provider", None)
+    if isinstance(provider, AnthropicProvider):
+        return provider.aclose()
+    return None

@@ -1,0 +1,125 @@
+"""The ``openai`` model provider: ``GATEBOT_MODEL=openai:MODEL`` over Chat Completions.
+
+It speaks to OpenAI or to any OpenAI-compatible server (vLLM, llama.cpp, Ollama, a gateway).
+``GATEBOT_OPENAI_BASE_URL``, else ``OPENAI_BASE_URL``, names the server (with its ``/v1``);
+``OPENAI_API_KEY`` is the key. A local server often wants none, so with a base URL set and no key
+a placeholder is sent; without either the call fails honestly. Timeouts, retries and error
+messages follow :mod:`gatebot_providers_common.policy`.
+
+The SDK is imported on first use, as in ``gatebot_anthropic``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries
+
+from bot.errors import ConfigError, ProviderError
+from bot.hookspecs import hookimpl
+from bot.providers import ModelProvider, Prompt, Response
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+
+# What a local server that checks no key is sent: the SDK insists on some key.
+PLACEHOLDER_KEY = "not-needed"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def _env(name: str) -> str:
+    return os.environ.get(name, "").strip()
+
+
+class OpenAIProvider(ModelProvider):
+    name = "openai"
+
+    def __init__(self, model: str = "", *, policy: CallPolicy | None = None) -> None:
+        # As in gatebot_anthropic: what no retry can fix stops the start; a missing key does not.
+        if not model:
+            raise ConfigError("GATEBOT_MODEL=openai needs a model: openai:MODEL")
+        if importlib.util.find_spec("openai") is None:
+            raise ConfigError(
+                "GATEBOT_MODEL=openai needs the openai SDK: pip install 'gatebot[providers]'"
+            )
+        super().__init__(model)
+        self.policy = policy or CallPolicy.from_env()
+        self._sdk: AsyncOpenAI | None = None
+        self._secrets: tuple[str, ...] = ()
+
+    def _client(self) -> AsyncOpenAI:
+        if self._sdk is None:
+            # Read here rather than by the SDK so a variable set empty means "not set".
+            base_url = _env("GATEBOT_OPENAI_BASE_URL") or _env("OPENAI_BASE_URL")
+            key = _env("OPENAI_API_KEY")
+            if not key and not base_url:
+                raise ProviderError(
+                    "openai: OPENAI_API_KEY is not set "
+                    "(a local server needs OPENAI_BASE_URL or GATEBOT_OPENAI_BASE_URL instead)"
+                )
+            import openai
+
+            self._secrets = (key,) if key else ()
+            self._sdk = openai.AsyncOpenAI(
+                api_key=key or PLACEHOLDER_KEY,
+                base_url=base_url or DEFAULT_BASE_URL,
+                timeout=self.policy.timeout_s,
+                max_retries=0,  # our policy retries; two retry loops would multiply
+            )
+        return self._sdk
+
+    async def execute(self, prompt: Prompt) -> Response:
+        client = self._client()
+        import openai
+
+        errors = SdkErrors(
+            base=openai.APIError,
+            status=openai.APIStatusError,
+            connection=openai.APIConnectionError,
+            timeout=openai.APITimeoutError,
+        )
+        chat = alternating(prompt.messages)
+        if prompt.system:
+            chat.insert(0, {"role": "system", "content": prompt.system})
+        messages = cast("list[ChatCompletionMessageParam]", chat)
+
+        async def attempt(seconds_left: float) -> ChatCompletion:
+            return await client.chat.completions.create(
+                model=self.model, messages=messages, timeout=seconds_left
+            )
+
+        completion = await call_with_retries("openai", attempt, errors, self.policy, self._secrets)
+        if not completion.choices:
+            raise ProviderError("openai: the response had no choices")
+        # A refusal or a tool call leaves content empty: an empty draft, which the reply gate
+        # refuses like any other unusable one.
+        text = completion.choices[0].message.content or ""
+        usage = completion.usage  # some compatible servers leave it out
+        return Response(
+            text=text,
+            tokens_in=usage.prompt_tokens if usage else 0,
+            tokens_out=usage.completion_tokens if usage else 0,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK's connection pool; the next call opens a new one."""
+        if self._sdk is not None:
+            sdk, self._sdk = self._sdk, None
+            await sdk.close()
+
+
+@hookimpl
+def register_model_providers(register: Callable[[str, object], None]) -> None:
+    register("openai", OpenAIProvider)
+
+
+@hookimpl
+def shutdown(app: Any) -> Any:
+    provider = getattr(app, "provider", None)
+    if isinstance(provider, OpenAIProvider):
+        return provider.aclose()
+    return None

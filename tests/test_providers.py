@@ -1,0 +1,468 @@
+"""The anthropic and openai providers, through the real SDKs, against loopback wire servers.
+
+Nothing here reaches a real API: each test starts a :class:`tests.wire_servers.WireServer` on
+127.0.0.1 and points the SDK at it with the same environment variables a deployment uses.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from importlib import metadata
+from typing import Any
+
+import gatebot_anthropic
+import gatebot_openai
+import pytest
+from gatebot_anthropic import AnthropicProvider
+from gatebot_openai import OpenAIProvider
+from gatebot_providers_common import CallPolicy, alternating, policy
+
+from bot.app import App
+from bot.config import Settings
+from bot.errors import ConfigError, ProviderError
+from bot.plugins import load_plugins
+from bot.providers import Prompt
+from bot.recorders import MemoryRecorder
+from tests.wire_servers import Api, Seen, WireServer, fail, ok, slow
+
+APIS: list[Api] = ["anthropic", "openai"]
+MODELS = {"anthropic": "claude-test", "openai": "gpt-test"}
+KEYS = {"anthropic": "sk-ant-test-" + "k" * 24, "openai": "sk-test-" + "o" * 24}
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+OUR_URL_ENV = {"anthropic": "GATEBOT_ANTHROPIC_BASE_URL", "openai": "GATEBOT_OPENAI_BASE_URL"}
+PROVIDERS: dict[str, type[AnthropicProvider] | type[OpenAIProvider]] = {
+    "anthropic": AnthropicProvider,
+    "openai": OpenAIProvider,
+}
+PLUGINS = {"anthropic": gatebot_anthropic, "openai": gatebot_openai}
+# Everything the SDKs or the providers read from the environment: each test starts without it.
+ENV = [
+    *KEY_ENV.values(),
+    *URL_ENV.values(),
+    *OUR_URL_ENV.values(),
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "OPENAI_CUSTOM_HEADERS",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "GATEBOT_MODEL_TIMEOUT",
+]
+FAST = CallPolicy(timeout_s=10.0, backoff_s=0.01)  # retries without waiting out a real backoff
+
+PROMPT = Prompt(
+    purpose="reply",
+    system="You write one reply. Facts:\n[faq-docker] Docker builds run natively.",
+    messages=[
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello! How can I help?"},
+        {"role": "user", "content": "Does Pipelines support Docker builds?"},
+    ],
+)
+DOCKER_QUESTION = "Does Pipelines support Docker builds?"
+DOCKER_DRAFT = "Yes, Acme Pipelines runs Docker builds natively and caches layers [faq-docker]."
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+    # The SDK keeps its own config directory; an empty one means no profile can be found there.
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "anthropic-config"))
+    # Providers built by an App's factory read the default policy: make its backoff short.
+    monkeypatch.setattr(policy, "DEFAULT", CallPolicy(backoff_s=0.01))
+    # Entry points would register these same modules under their own names; the tests register
+    # them directly, so they pass whether or not `pip install -e .` has seen the entry points.
+    monkeypatch.setenv("GATEBOT_PLUGINS", "offline")
+
+
+@pytest.fixture(params=APIS)
+async def server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A wire server for one API, with the key and base URL set the way a deployment sets them."""
+    api = request.param
+    async with WireServer(api) as wire:
+        monkeypatch.setenv(KEY_ENV[api], KEYS[api])
+        monkeypatch.setenv(URL_ENV[api], wire.base_url)
+        yield wire
+
+
+@pytest.fixture
+async def make() -> AsyncIterator[Callable[..., Any]]:
+    """Build providers for a server's API; every one built is closed after the test."""
+    built: list[AnthropicProvider | OpenAIProvider] = []
+
+    def build(api: str, policy: CallPolicy = FAST) -> Any:
+        provider = PROVIDERS[api](MODELS[api], policy=policy)
+        built.append(provider)
+        return provider
+
+    yield build
+    for provider in built:
+        await provider.aclose()
+
+
+def credential(seen: Seen) -> str:
+    """The key a request carried, from whichever header its SDK uses: the Anthropic SDK 2.x sends
+    ``Authorization: Bearer`` (older ones ``x-api-key``); OpenAI's sends ``Authorization``."""
+    bearer = seen.headers.get("authorization", "").removeprefix("Bearer ")
+    return seen.headers.get("x-api-key") or bearer
+
+
+def free_port() -> int:
+    """A loopback port with nothing listening on it (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+# --- one call ---------------------------------------------------------------------------------
+
+
+async def test_success_returns_text_and_tokens_in_each_api_shape(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    server.script(ok(DOCKER_DRAFT, tokens_in=321, tokens_out=17))
+    response = await make(server.api).execute(PROMPT)
+    assert (response.text, response.tokens_in, response.tokens_out) == (DOCKER_DRAFT, 321, 17)
+
+    [seen] = server.requests
+    chat = [{"role": m["role"], "content": m["content"]} for m in PROMPT.messages]
+    if server.api == "anthropic":
+        assert seen.path == "/v1/messages"
+        assert seen.body["model"] == "claude-test" and seen.body["max_tokens"] > 0
+        assert seen.body["system"] == PROMPT.system  # a top-level field, not a message
+        assert seen.body["messages"] == chat
+        assert seen.headers.get("anthropic-version")
+    else:
+        assert seen.path == "/v1/chat/completions"
+        assert seen.body["model"] == "gpt-test"
+        assert seen.body["messages"] == [{"role": "system", "content": PROMPT.system}, *chat]
+    assert credential(seen) == KEYS[server.api]
+
+
+async def test_an_uneven_transcript_is_sent_alternating(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    prompt = Prompt(
+        purpose="reply",
+        system="",
+        messages=[
+            {"role": "assistant", "content": "(cut off by the window)"},
+            {"role": "user", "content": "first"},
+            {"role": "user", "content": "second"},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": "third"},
+        ],
+    )
+    await make(server.api).execute(prompt)
+    body = server.requests[0].body
+    assert "system" not in body  # an empty system prompt is left out, not sent empty
+    assert body["messages"] == [{"role": "user", "content": "first\n\nsecond\n\nthird"}]
+
+
+async def test_429_is_retried_after_retry_after_then_succeeds(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    server.script(fail(429, retry_after="0"), ok("Yes [faq-docker].", 5, 3))
+    # A backoff of 3 s would show: the server's Retry-After of 0 is what the wait follows.
+    slow_backoff = CallPolicy(timeout_s=10.0, backoff_s=3.0)
+    started = time.monotonic()
+    response = await make(server.api, slow_backoff).execute(PROMPT)
+    assert time.monotonic() - started < 1.5
+    assert (response.text, response.tokens_in, response.tokens_out) == ("Yes [faq-docker].", 5, 3)
+    assert len(server.requests) == 2
+
+
+async def test_a_retry_after_beyond_the_cap_gives_up_at_once(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    server.script(fail(429, retry_after="120"))
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match=r"HTTP 429 .*asked to wait 120 s"):
+        await make(server.api).execute(PROMPT)
+    assert time.monotonic() - started < 1.5 and len(server.requests) == 1
+
+
+@pytest.mark.parametrize("status", [500, 503])
+async def test_persistent_5xx_ends_after_the_bounded_attempts(
+    server: WireServer, make: Callable[..., Any], status: int
+) -> None:
+    server.script(then=fail(status))
+    with pytest.raises(ProviderError) as raised:
+        await make(server.api).execute(PROMPT)
+    assert len(server.requests) == FAST.retries + 1 == 3
+    message = str(raised.value)
+    assert message.startswith(f"{server.api}: HTTP {status} (")
+    assert message.endswith("after 3 attempts")
+
+
+async def test_a_client_error_is_not_retried(server: WireServer, make: Callable[..., Any]) -> None:
+    server.script(fail(400, message="messages: roles must alternate"))
+    with pytest.raises(ProviderError, match=r"HTTP 400 .*roles must alternate"):
+        await make(server.api).execute(PROMPT)
+    assert len(server.requests) == 1
+
+
+async def test_the_servers_should_retry_hint_wins(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    server.script(then=fail(500, headers={"x-should-retry": "false"}))
+    with pytest.raises(ProviderError, match="HTTP 500"):
+        await make(server.api).execute(PROMPT)
+    assert len(server.requests) == 1
+
+
+async def test_a_timeout_ends_quickly_and_is_not_retried(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    server.script(slow(10.0))
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match=r"no answer within 0\.3 s"):
+        await make(server.api, CallPolicy(timeout_s=0.3, backoff_s=0.01)).execute(PROMPT)
+    assert time.monotonic() - started < 2.0
+    assert len(server.requests) == 1
+
+
+async def test_gatebot_model_timeout_sets_the_deadline(
+    server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GATEBOT_MODEL_TIMEOUT", "0.3")
+    server.script(slow(10.0))
+    provider = PROVIDERS[server.api](MODELS[server.api])  # as the App's factory builds it
+    try:
+        assert provider.policy.timeout_s == 0.3
+        with pytest.raises(ProviderError, match=r"no answer within 0\.3 s"):
+            await provider.execute(PROMPT)
+    finally:
+        await provider.aclose()
+
+
+@pytest.mark.parametrize("raw", ["soon", "0", "-1", "nan"])
+def test_a_bad_gatebot_model_timeout_stops_start(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv("GATEBOT_MODEL_TIMEOUT", raw)
+    with pytest.raises(ConfigError, match="GATEBOT_MODEL_TIMEOUT"):
+        AnthropicProvider("claude-test")
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_no_server_is_a_connection_error_after_the_bounded_attempts(
+    api: Api, make: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV[api], KEYS[api])
+    root = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv(URL_ENV[api], root if api == "anthropic" else root + "/v1")
+    started = time.monotonic()
+    connect = rf"{api}: could not connect to 127\.0\.0\.1:\d+ .* after 3 attempts"
+    with pytest.raises(ProviderError, match=connect):
+        await make(api).execute(PROMPT)
+    assert time.monotonic() - started < 3.0
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_our_base_url_variable_wins_over_the_sdks(
+    api: Api, make: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with WireServer(api) as wire:
+        monkeypatch.setenv(KEY_ENV[api], KEYS[api])
+        monkeypatch.setenv(URL_ENV[api], f"http://127.0.0.1:{free_port()}")  # nothing there
+        monkeypatch.setenv(OUR_URL_ENV[api], wire.base_url)
+        assert (await make(api).execute(PROMPT)).text == "Hello."
+        assert len(wire.requests) == 1
+
+
+# --- credentials ------------------------------------------------------------------------------
+
+
+async def test_the_key_never_appears_in_an_error(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    key = KEYS[server.api]
+    # Some gateways quote the key they refused; the message must still not carry it.
+    server.script(fail(401, message=f"Incorrect API key provided: {key}"))
+    with pytest.raises(ProviderError) as raised:
+        await make(server.api).execute(PROMPT)
+    assert credential(server.requests[0]) == key  # it was sent ...
+    assert key not in str(raised.value)  # ... and is not repeated
+    assert "HTTP 401" in str(raised.value) and "[redacted]" in str(raised.value)
+    assert len(server.requests) == 1
+
+
+async def test_a_missing_anthropic_key_fails_at_call_time_not_at_start(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with WireServer("anthropic") as wire:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", wire.base_url)
+        settings.model = "anthropic:claude-test"
+        app = App(settings, extra_plugins=[gatebot_anthropic])  # no key: still builds
+        try:
+            with pytest.raises(ProviderError, match="ANTHROPIC_API_KEY is not set"):
+                await app.provider.execute(PROMPT)
+        finally:
+            await app.stop()
+        assert wire.requests == []
+
+
+async def test_openai_without_a_key_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = OpenAIProvider("gpt-test")
+    with pytest.raises(ProviderError, match="OPENAI_API_KEY is not set"):
+        await provider.execute(PROMPT)
+    # A local server (vLLM, llama.cpp, Ollama) named explicitly needs no key: a placeholder goes.
+    async with WireServer("openai") as wire:
+        monkeypatch.setenv("GATEBOT_OPENAI_BASE_URL", wire.base_url)
+        local = OpenAIProvider("llama-3-8b")
+        try:
+            assert (await local.execute(PROMPT)).text == "Hello."
+        finally:
+            await local.aclose()
+        assert credential(wire.requests[0]) == "not-needed"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_an_empty_base_url_variable_means_the_public_api(
+    api: Api, make: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV[api], KEYS[api])
+    monkeypatch.setenv(URL_ENV[api], "")  # as compose writes ${ANTHROPIC_BASE_URL:-}
+    monkeypatch.setenv(OUR_URL_ENV[api], " ")
+    expected = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
+    assert str(make(api)._client().base_url).rstrip("/") == expected[api]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_provider_needs_a_model_name(api: str) -> None:
+    with pytest.raises(ConfigError, match=f"{api}:MODEL"):
+        PROVIDERS[api]("")
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_missing_sdk_is_named_at_start(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == api else real(n))
+    with pytest.raises(ConfigError, match=r"pip install 'gatebot\[providers\]'"):
+        PROVIDERS[api](MODELS[api])
+
+
+# --- plugins ----------------------------------------------------------------------------------
+
+
+def test_the_plugins_register_both_providers() -> None:
+    manager = load_plugins(extra=[gatebot_anthropic, gatebot_openai])
+    rows = {row["name"]: row["hooks"] for row in manager.describe()}
+    assert rows["gatebot_anthropic"] == ["register_model_providers", "shutdown"]
+    assert rows["gatebot_openai"] == ["register_model_providers", "shutdown"]
+    providers: dict[str, Any] = {}
+    manager.hook.register_model_providers(register=providers.__setitem__)
+    assert providers["anthropic"] is AnthropicProvider
+    assert providers["openai"] is OpenAIProvider
+    assert manager.errors == []
+
+
+def test_the_entry_points_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    installed = {ep.name for ep in metadata.entry_points(group="gatebot")}
+    if not {"anthropic", "openai"} <= installed:
+        pytest.skip("entry points not installed yet: add them to pyproject, pip install -e .")
+    monkeypatch.delenv("GATEBOT_PLUGINS")
+    rows = {row["name"]: row for row in load_plugins().describe()}
+    for name in ("anthropic", "openai"):
+        assert "register_model_providers" in rows[name]["hooks"]
+        assert (rows[name]["distribution"] or "").startswith("gatebot==")
+
+
+def test_the_call_policy_helpers() -> None:
+    assert alternating([{"role": "system", "content": "x"}]) == [{"role": "user", "content": "x"}]
+    assert policy._retry_after({"retry-after-ms": "250"}) == 0.25
+    assert policy._retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert policy._retry_after({"retry-after": "soon"}) is None
+    assert policy.redact("key sk-123456 here", ["sk-123456", ""]) == "key [redacted] here"
+
+
+# --- end to end: a turn through the App -------------------------------------------------------
+
+
+def app_for(api: str, settings: Settings) -> tuple[App, MemoryRecorder]:
+    memory = MemoryRecorder()
+    settings.model = f"{api}:{MODELS[api]}"
+    return App(settings, extra_plugins=[PLUGINS[api]], recorders=[memory]), memory
+
+
+@pytest.fixture
+def running() -> Iterator[list[App]]:
+    """Apps a test started; checked after it that stop() closed their SDK clients."""
+    apps: list[App] = []
+    yield apps
+    for app in apps:
+        assert app.provider._sdk is None  # type: ignore[attr-defined]
+
+
+async def test_a_turn_is_worded_by_the_model_and_a_declined_one_calls_none(
+    server: WireServer, settings: Settings, running: list[App]
+) -> None:
+    api = server.api
+    server.script(ok(DOCKER_DRAFT, tokens_in=321, tokens_out=17))
+    app, memory = app_for(api, settings)
+    running.append(app)
+    await app.start(channels=False)
+    try:
+        conv = app.store.create_conversation("web")[0]
+        result = await app.agent.handle(conv, DOCKER_QUESTION, "m1")
+        record = result.record
+        assert record["reply"]["gate"] == {"passed": True, "reasons": []}
+        assert record["reply"]["attempts"] == 1
+        assert result.replies[0]["text"] == DOCKER_DRAFT.replace(" [faq-docker]", "")
+        assert result.replies[0]["citations"][0]["key"] == "faq-docker"
+        [call] = record["model_calls"]
+        assert call["ms"] > 0
+        assert call == {
+            "provider": api,
+            "model": MODELS[api],
+            "purpose": "reply",
+            "ms": call["ms"],
+            "tokens_in": 321,
+            "tokens_out": 17,
+        }
+        [seen] = server.requests
+        system = seen.body["system"] if api == "anthropic" else seen.body["messages"][0]["content"]
+        assert "[faq-docker]" in system  # the retrieved fact went to the model
+        assert seen.body["messages"][-1] == {"role": "user", "content": DOCKER_QUESTION}
+        assert KEYS[api] not in json.dumps(record)
+
+        fresh = app.store.get_conversation(conv.id)
+        assert fresh is not None
+        declined = await app.agent.handle(fresh, "what's the weather in Paris", "m2")
+        assert declined.record["move"]["name"] == "decline"
+        assert declined.record["model_calls"] == []
+        assert len(server.requests) == 1  # the declined turn sent nothing
+        assert len(memory.turns) == 2
+    finally:
+        await app.stop()
+
+
+async def test_a_provider_that_keeps_failing_gets_the_honest_answer_and_a_queue_entry(
+    server: WireServer, settings: Settings, running: list[App]
+) -> None:
+    api = server.api
+    server.script(then=fail(503))
+    app, _ = app_for(api, settings)
+    running.append(app)
+    await app.start(channels=False)
+    try:
+        conv = app.store.create_conversation("web")[0]
+        result = await app.agent.handle(conv, DOCKER_QUESTION, "m1")
+        assert "don't have a confirmed answer" in result.replies[0]["text"]
+        assert len(server.requests) == 3
+        record = result.record
+        assert record["reply"]["gate"]["passed"] is False
+        assert f"{api}: HTTP 503" in record["reply"]["gate"]["reasons"][0]
+        [call] = record["model_calls"]
+        assert (call["provider"], call["tokens_in"], call["tokens_out"]) == (api, 0, 0)
+        [queued] = app.store.escalations("open")
+        assert queued.conversation_id == conv.id and "HTTP 503" in queued.reason
+        assert KEYS[api] not in json.dumps(record) and KEYS[api] not in queued.reason
+    finally:
+        await app.stop()

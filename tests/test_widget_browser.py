@@ -1,0 +1,367 @@
+"""The web widget in a real browser (Chromium through Playwright) against a real `gatebot run`.
+
+Needs Chromium at /usr/bin/chromium (or $GATEBOT_CHROMIUM). Without it these tests skip, except
+under CI, which must install it and so fails instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("GATEBOT_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+START_TIMEOUT = 30.0
+WAIT_MS = 15_000  # the longest any single browser wait may take
+
+LAUNCHER = '[data-gatebot="launcher"]'
+PANEL = '[data-gatebot="panel"]'
+INPUT = '[data-gatebot="input"]'
+SEND = '[data-gatebot="send"]'
+MESSAGE = '[data-gatebot="message"]'
+DOCKER_Q = "Does Pipelines support Docker builds?"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the browser tests: {reason}")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`gatebot run` on a free loopback port with a fresh data dir; its base URL."""
+    exe = Path(sys.executable).parent / "gatebot"
+    if not exe.exists():
+        pytest.fail(f"the gatebot console script is missing at {exe}; pip install -e . first")
+    data = tmp_path_factory.mktemp("gatebot-web")
+    port = _free_port()
+    env = {**os.environ, "GATEBOT_DATA_DIR": str(data), "GATEBOT_PORT": str(port),
+           "GATEBOT_HOST": "127.0.0.1", "GATEBOT_RECORDERS": "memory",
+           "GATEBOT_PACK": str(ROOT / "knowledge" / "acme")}
+    log_path = data / "server.log"
+    base = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen([str(exe), "run"], cwd=ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not _healthy(f"{base}/healthz"):
+            if proc.poll() is not None:
+                pytest.fail(f"gatebot run exited with {proc.returncode}:\n{log_path.read_text()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"gatebot run not healthy after {START_TIMEOUT:.0f}s:\n"
+                            f"{log_path.read_text()}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set "
+                     "GATEBOT_CHROMIUM)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is not installed (pip install -e '.[dev]')")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                      timeout=WAIT_MS * 2)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def context(browser: Any) -> Iterator[Any]:
+    """A fresh browser profile per test: its own localStorage, so its own conversation."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx.set_default_timeout(WAIT_MS)
+    ctx.set_default_navigation_timeout(WAIT_MS)
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+
+
+@pytest.fixture
+def page(context: Any) -> Iterator[Any]:
+    """A page of its own; an uncaught script error on it fails the test."""
+    new_page = context.new_page()
+    errors: list[str] = []
+    new_page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield new_page
+    assert errors == [], f"uncaught errors in the page: {errors}"
+
+
+def expect(locator: Any) -> Any:
+    from playwright.sync_api import expect as pw_expect
+
+    pw_expect.set_options(timeout=WAIT_MS)
+    return pw_expect(locator)
+
+
+def open_widget(page: Any) -> None:
+    if not page.locator(PANEL).is_visible():
+        page.locator(LAUNCHER).click()
+    expect(page.locator(PANEL)).to_be_visible()
+
+
+def ask(page: Any, text: str) -> None:
+    page.locator(INPUT).fill(text)
+    page.locator(SEND).click()
+
+
+def messages(page: Any, role: str, text: str | None = None) -> Any:
+    locator = page.locator(f'{MESSAGE}[data-role="{role}"]')
+    return locator.filter(has_text=text) if text else locator
+
+
+def ask_and_wait(page: Any, text: str) -> int:
+    """Send, wait for the answer (however many replies the pack gives); the agent count after."""
+    before = messages(page, "agent").count()
+    ask(page, text)
+    expect(messages(page, "agent")).not_to_have_count(before)
+    expect(page.locator('[data-gatebot="typing"]')).to_be_hidden()
+    return int(messages(page, "agent").count())
+
+
+def test_asks_and_gets_a_cited_answer(server: str, page: Any) -> None:
+    page.goto(f"{server}/")
+    expect(page.locator(PANEL)).to_be_hidden()
+    page.locator(LAUNCHER).click()
+    expect(page.locator(PANEL)).to_be_visible()
+    ask(page, DOCKER_Q)
+    expect(messages(page, "customer", DOCKER_Q)).to_have_count(1)
+    answer = messages(page, "agent", "Docker")
+    expect(answer).to_have_count(1)
+    expect(answer).to_contain_text("Source")
+    expect(page.locator(INPUT)).to_have_value("")
+
+
+def test_enter_sends_and_cards_render(server: str, page: Any) -> None:
+    """Cards come from the pack's playbook, which changes; the reply here is fixed by the test."""
+    cards = [
+        {"type": "text", "text": "Here is how to reach us.", "citations": []},
+        {"type": "card", "card": "contact", "contact": "sales@acme.example", "outcome": "demo"},
+        {"type": "card", "card": "booking", "url": "https://book.example/acme"},
+        {"type": "card", "card": "booking", "url": "javascript:alert(1)"},
+    ]
+    page.route("**/api/conversations/*/messages", lambda route: route.fulfill(
+        status=200, content_type="application/json",
+        body=json.dumps({"replies": cards, "turn": {}, "duplicate": False})))
+    page.goto(f"{server}/")
+    open_widget(page)
+    page.locator(INPUT).fill("I'd like a demo")
+    page.locator(INPUT).press("Enter")
+    expect(messages(page, "customer", "I'd like a demo")).to_have_count(1)
+    expect(messages(page, "agent")).to_have_count(4)
+    expect(page.locator(INPUT)).to_have_value("")
+    expect(page.locator('[data-gatebot="typing"]')).to_be_hidden()
+    contact = page.locator(f'{MESSAGE}[data-card="contact"] a')
+    expect(contact).to_have_attribute("href", "mailto:sales@acme.example")
+    booking = page.locator(f'{MESSAGE}[data-card="booking"]')
+    expect(booking.nth(0).locator("a")).to_have_attribute("href", "https://book.example/acme")
+    expect(booking.nth(1).locator("a")).to_have_count(0)  # not a link: not http(s)
+
+
+def test_reload_continues_the_conversation(server: str, page: Any) -> None:
+    page.goto(f"{server}/")
+    open_widget(page)
+    ask(page, DOCKER_Q)
+    expect(messages(page, "agent", "Docker")).to_have_count(1)
+    stored = page.evaluate("() => JSON.stringify(localStorage)")
+
+    page.reload()
+    open_widget(page)
+    expect(messages(page, "customer", DOCKER_Q)).to_have_count(1)
+    expect(messages(page, "agent", "Docker")).to_have_count(1)
+    assert page.evaluate("() => JSON.stringify(localStorage)") == stored
+
+    ask_and_wait(page, "What's the weather in Paris?")  # and it carries on in the same one
+    assert page.evaluate("() => JSON.stringify(localStorage)") == stored
+
+
+def test_text_is_never_html(server: str, page: Any) -> None:
+    page.goto(f"{server}/")
+    open_widget(page)
+    evil = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
+    ask_and_wait(page, evil)
+    expect(messages(page, "customer", evil)).to_have_count(1)
+    assert page.locator(f"{MESSAGE} img, {MESSAGE} b").count() == 0
+    assert page.evaluate("() => window.__pwned") is None
+
+
+def test_server_errors_are_shown(server: str, page: Any) -> None:
+    page.goto(f"{server}/")
+    open_widget(page)
+    assert page.locator(INPUT).get_attribute("maxlength") == "4000"
+    sent = page.evaluate("() => window.gatebot.send('x'.repeat(4001))")
+    assert sent is False
+    expect(messages(page, "error", "the limit is 4000")).to_have_count(1)
+    expect(messages(page, "agent")).to_have_count(0)
+
+
+def test_live_events_reach_another_tab_once(server: str, context: Any) -> None:
+    first, second = context.new_page(), context.new_page()
+    first.goto(f"{server}/")
+    open_widget(first)
+    ask_and_wait(first, "hello")
+
+    second.goto(f"{server}/")  # same profile, so the same conversation
+    open_widget(second)
+    expect(messages(second, "customer", "hello")).to_have_count(1)
+    # Both tabs listen now; wait until the second one's websocket is up, then ask from it.
+    expect(second.locator(f"{PANEL} .dot:not([data-offline])")).to_have_count(1)
+    expect(first.locator(f"{PANEL} .dot:not([data-offline])")).to_have_count(1)
+    first_before = messages(first, "agent").count()
+    second_before = messages(second, "agent").count()
+    second_after = ask_and_wait(second, DOCKER_Q)
+    expect(messages(second, "agent", "Docker")).to_have_count(1)
+    expect(messages(first, "customer", DOCKER_Q)).to_have_count(1)
+    expect(messages(first, "agent", "Docker")).to_have_count(1)
+    second.wait_for_timeout(500)  # late websocket echoes must not duplicate what the POST showed
+    expect(messages(second, "customer")).to_have_count(2)
+    expect(messages(second, "agent")).to_have_count(second_after)
+    expect(messages(first, "agent")).to_have_count(first_before + second_after - second_before)
+
+
+def test_network_failure_retries_once_with_the_same_id(server: str, page: Any) -> None:
+    posts: list[str] = []
+    failures = {"left": 1}
+
+    def flaky(route: Any) -> None:
+        posts.append(route.request.post_data_json["client_message_id"])
+        if failures["left"]:
+            failures["left"] -= 1
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    page.route("**/api/conversations/*/messages", flaky)
+    page.goto(f"{server}/")
+    open_widget(page)
+    answers = ask_and_wait(page, DOCKER_Q)
+    expect(messages(page, "agent", "Docker")).to_have_count(1)
+    assert len(posts) == 2 and posts[0] == posts[1]
+
+    failures["left"] = 2  # both tries fail: say so, keep the text, show no answer
+    ask(page, "What's the weather in Paris?")
+    expect(messages(page, "error", "may not have been delivered")).to_have_count(1)
+    expect(page.locator(INPUT)).to_have_value("What's the weather in Paris?")
+    expect(messages(page, "agent")).to_have_count(answers)
+    assert len(posts) == 4 and posts[2] == posts[3] != posts[0]
+
+
+def test_staff_messages_arrive_over_the_websocket(server: str, page: Any) -> None:
+    sockets: list[Any] = []
+
+    def relay(ws: Any) -> None:
+        ws.connect_to_server()  # a pass-through that lets the test speak as the server too
+        sockets.append(ws)
+
+    page.route_web_socket("**/events*", relay)
+    page.goto(f"{server}/")
+    open_widget(page)
+    answers = ask_and_wait(page, "I want to talk to a person")
+    expect(page.locator(f"{PANEL} .dot:not([data-offline])")).to_have_count(1)
+    assert len(sockets) == 1
+    staff = {"type": "replies", "replies": [{"type": "text", "text": "Hi, Sam from support here."}]}
+    sockets[0].send(json.dumps(staff))
+    expect(messages(page, "staff", "Sam from support")).to_have_count(1)
+
+    page.evaluate("() => window.gatebot.close()")
+    sockets[0].send(json.dumps({**staff, "replies": [{"type": "text", "text": "Still there?"}]}))
+    expect(page.locator(f"{LAUNCHER}[data-unread]")).to_have_count(1)
+    page.locator(LAUNCHER).click()
+    expect(messages(page, "staff", "Still there?")).to_be_visible()
+    expect(page.locator(f"{LAUNCHER}[data-unread]")).to_have_count(0)
+    expect(messages(page, "agent")).to_have_count(answers)
+
+
+HOSTILE = """<!doctype html><html><head><style>
+body * { display: none !important; }
+* { font: 40px/9 serif !important; color: red !important; border: 4px solid red !important; }
+button, textarea, div { visibility: hidden !important; opacity: 0 !important; }
+</style></head><body><p>host page</p>
+<script src="%s/widget.js" defer></script></body></html>"""
+
+
+@pytest.fixture
+def host_page(server: str) -> Iterator[str]:
+    """Another site (another origin: a second loopback port) whose CSS is hostile, embedding the
+    widget with one tag. Loopback, because Chromium won't let a public http page load from it."""
+    body = (HOSTILE % server).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def test_host_page_css_cannot_break_it_and_cross_origin_works(server: str, host_page: str,
+                                                               page: Any) -> None:
+    page.goto(host_page)
+    expect(page.locator(LAUNCHER)).to_be_visible()
+    page.locator(LAUNCHER).click()
+    expect(page.locator(PANEL)).to_be_visible()
+    font_size = page.locator(INPUT).evaluate("el => getComputedStyle(el).fontSize")
+    assert font_size == "14px"
+    ask(page, DOCKER_Q)
+    expect(messages(page, "agent", "Docker")).to_have_count(1)
+    keys = page.evaluate("() => Object.keys(localStorage)")
+    assert keys == [f"gatebot:conversation:{server}"]
