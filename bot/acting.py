@@ -3,7 +3,6 @@ reply gate. Only a generative move calls a model."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +11,7 @@ from bot.errors import ProviderError
 from bot.knowledge import Fact, Retriever
 from bot.packs import Pack
 from bot.playbook import Decision
-from bot.providers import ModelProvider, Prompt
+from bot.providers import ModelProvider, Prompt, call
 
 SYSTEM = (
     "You write one reply for {company}'s customer assistant. Use only the facts listed, cite each "
@@ -160,22 +159,5 @@ class Actor:
                 ],
             },
         )
-        started = time.perf_counter()
-        call = {
-            "provider": self.provider.name,
-            "model": self.provider.model,
-            "purpose": "reply",
-            "ms": 0.0,
-            "tokens_in": 0,
-            "tokens_out": 0,
-        }
-        acted.model_calls.append(call)
-        try:
-            response = await self.provider.execute(prompt)
-        except ProviderError as exc:
-            call["error"] = str(exc)
-            raise
-        finally:
-            call["ms"] = round((time.perf_counter() - started) * 1000, 3)
-        call["tokens_in"], call["tokens_out"] = response.tokens_in, response.tokens_out
+        response = await call(self.provider, prompt, acted.model_calls)
         return response.text

@@ -13,8 +13,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from bot import followups, gates
+from bot import followups, gates, valuereader
 from bot.acting import Acted, Actor
+from bot.errors import ProviderError
 from bot.events import EventBus
 from bot.knowledge import Retriever
 from bot.metrics import Metrics
@@ -72,6 +73,7 @@ class Agent:
         self.recorders = recorders
         self.preflight = preflight
         self.router = KeywordRouter(pack)
+        self.provider = provider
         self.actor = Actor(pack, provider, retriever)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -143,11 +145,18 @@ class Agent:
         clock.lap("heads")
 
         history = self.store.messages(conv.id)
+        transcript = [
+            {"role": "user" if m.role == "customer" else "assistant", "content": m.text}
+            for m in history
+            if m.id != msg.id
+        ][-20:]
+        calls: list[dict[str, Any]] = []
         yes_no, checked = followups.resolve_check(state, msg.text, self.pack.gates["yesNo"], seq)
         if yes_no:
             record["reads"].append(yes_no)
-        record["values"] = ([checked] if checked else []) + self._read_values(
-            msg.text, history, state, seq
+        wants_values = self._wants_values(state, intent_read, scope)
+        record["values"] = ([checked] if checked else []) + await self._read_values(
+            msg.text, history, transcript, state, seq, calls if wants_values else None
         )
         followups.note_values(
             state,
@@ -169,11 +178,6 @@ class Agent:
         record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
         clock.lap("decide")
 
-        transcript = [
-            {"role": "user" if m.role == "customer" else "assistant", "content": m.text}
-            for m in history
-            if m.id != msg.id
-        ][-20:]
         acted = await self.actor.act(decision, msg.text, transcript, conv.language)
         record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
         record["reply"] = acted.reply
@@ -181,7 +185,7 @@ class Agent:
             record["reply"]["text"] = "\n".join(
                 r["text"] for r in acted.replies if r["type"] == "text"
             )
-        record["model_calls"] = acted.model_calls
+        record["model_calls"] = calls + acted.model_calls
         if self._after_move(conv, state, decision, acted, msg.text, seq):
             record["move"]["escalate"] = True  # the turn ends with a person, whatever the reason
         clock.lap("act")
@@ -231,11 +235,45 @@ class Agent:
         )
         return intent_read, sentiment_read
 
-    def _read_values(
-        self, text: str, history: list[Message], state: dict[str, Any], seq: int
+    def _wants_values(
+        self, state: dict[str, Any], intent_read: dict[str, Any], scope: dict[str, Any]
+    ) -> bool:
+        """Whether a model should read values this turn: only while something is being gathered,
+        so a turn whose move is deterministic makes no model call."""
+        if not self.provider.reads_values or scope["verdict"] == "out":
+            return False
+        if state.get("asked_slot") or state.get("outcome") or state.get("pending_intent"):
+            return True
+        intent = (
+            self.pack.intent(intent_read["answer"]) if intent_read["outcome"] == "act" else None
+        )
+        return bool(intent and (intent.needs or intent.outcome) and intent.move != "handoff")
+
+    async def _read_values(
+        self,
+        text: str,
+        history: list[Message],
+        transcript: list[dict[str, str]],
+        state: dict[str, Any],
+        seq: int,
+        calls: list[dict[str, Any]] | None,
     ) -> list[dict[str, Any]]:
+        """Extractor proposals, plus a model's for what they missed when ``calls`` is given."""
         customer_texts = [m.text for m in history if m.role == "customer"]
         proposals = propose(self.pack, text, state.get("asked_slot"))
+        if calls is not None:
+            # A reading model replaces the crude bare-answer reader for free-text slots; typed
+            # extractors stay, being exact. A rejected model value is not replaced by a guess.
+            text_slots = {s.name for s in self.pack.slots if s.type == "text"}
+            proposals = [p for p in proposals if p.slot not in text_slots]
+            taken = {p.slot for p in proposals}
+            try:
+                read = await valuereader.read(
+                    self.provider, self.pack, text, transcript, state.get("asked_slot"), calls
+                )
+                proposals += [p for p in read if p.slot not in taken]
+            except ProviderError:
+                pass  # the extractors' proposals stand; the failed call is in the record
         entries = read_values(
             self.pack, proposals, customer_texts, state["values"], self.pack.gates["value"]
         )

@@ -276,3 +276,87 @@ async def test_a_broken_recorder_never_fails_the_turn(settings: Settings) -> Non
         assert result.replies and app.store.turns(conv.id)
     finally:
         await app.stop()
+
+
+class Reader(ModelProvider):
+    """A model that reads values: some it was told, some it made up or reworded."""
+
+    name = "reader"
+    reads_values = True
+    proposals: str = ""
+
+    def __init__(self, model: str = "") -> None:
+        super().__init__(model or "reader-1")
+        self.purposes: list[str] = []
+
+    async def execute(self, prompt: Prompt) -> Response:
+        self.purposes.append(prompt.purpose)
+        if prompt.purpose == "values":
+            return Response(self.proposals, tokens_in=30, tokens_out=12)
+        return Response(
+            f"{prompt.context['facts'][0]['text']} [{prompt.context['facts'][0]['key']}]"
+        )
+
+
+async def test_model_proposed_values_must_be_verbatim(settings: Settings) -> None:
+    Reader.proposals = json.dumps(
+        {
+            "values": [
+                {"slot": "use_case", "value": "monitoring our public APIs", "confidence": 0.99},
+                {"slot": "email", "value": "dana@example.org", "confidence": 0.97},
+                {"slot": "team_size", "value": "12", "confidence": 0.96},
+                {"slot": "salary", "value": "a lot", "confidence": 1.0},
+            ]
+        }
+    )
+    app = _with_provider(settings, Reader)
+    await app.start(channels=False)
+    try:
+        conv = app.store.create_conversation("web")[0]
+        await app.agent.handle(conv, "I'd like a demo", "1")
+        fresh = app.store.get_conversation(conv.id)
+        assert fresh is not None
+        result = await app.agent.handle(fresh, "we are 12 people and want uptime checks", "2")
+    finally:
+        await app.stop()
+    values = {v["slot"]: v for v in result.record["values"]}
+    assert values["use_case"]["outcome"] == "skip"
+    assert values["use_case"]["rejected"] == [
+        {"value": "monitoring our public APIs", "reason": "not verbatim in customer text"}
+    ]
+    assert values["email"]["rejected"][0]["reason"] == "not verbatim in customer text"
+    assert values["team_size"]["outcome"] == "act" and values["team_size"]["value"] == "12"
+    assert "salary" not in values  # a slot the pack does not declare is never read
+    calls = result.record["model_calls"]
+    assert calls[0]["purpose"] == "values" and calls[0]["tokens_in"] == 30
+
+
+async def test_deterministic_moves_make_no_model_call_even_with_a_reading_model(
+    settings: Settings,
+) -> None:
+    Reader.proposals = "{}"
+    app = _with_provider(settings, Reader)
+    await app.start(channels=False)
+    try:
+        for n, text in enumerate(
+            [
+                "what's the weather in Paris",
+                "I want to talk to a person",
+                "hello",
+                "no thanks, not interested",
+            ]
+        ):
+            conv = app.store.create_conversation("web")[0]
+            result = await app.agent.handle(conv, text, str(n))
+            assert result.record["model_calls"] == [], text
+    finally:
+        await app.stop()
+    assert app.provider.purposes == []  # type: ignore[attr-defined]
+
+
+async def test_malformed_model_values_are_ignored(settings: Settings) -> None:
+    Reader.proposals = "Sure! Here you go: {values: [oops"
+    app = _with_provider(settings, Reader)
+    result = await one_turn(app, "I'd like a demo")
+    assert result.record["move"]["name"] == "ask"
+    assert result.record["model_calls"][0]["purpose"] == "values"

@@ -38,6 +38,7 @@ def _env(name: str) -> str:
 
 class AnthropicProvider(ModelProvider):
     name = "anthropic"
+    reads_values = True
 
     def __init__(
         self,

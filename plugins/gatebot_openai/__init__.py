@@ -37,6 +37,7 @@ def _env(name: str) -> str:
 
 class OpenAIProvider(ModelProvider):
     name = "openai"
+    reads_values = True
 
     def __init__(self, model: str = "", *, policy: CallPolicy | None = None) -> None:
         # As in gatebot_anthropic: what no retry can fix stops the start; a missing key does not.
