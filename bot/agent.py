@@ -17,6 +17,7 @@ from bot import followups, gates, valuereader
 from bot.acting import Acted, Actor
 from bot.errors import ProviderError
 from bot.events import EventBus
+from bot.forecast import forecast
 from bot.knowledge import Retriever
 from bot.metrics import Metrics
 from bot.packs import Pack
@@ -166,13 +167,9 @@ class Agent:
         )
         clock.lap("values")
 
+        sentiment_score = sentiment_read.pop("score")
         decision = decide(
-            self.pack,
-            state,
-            scope,
-            intent_read,
-            {**sentiment_read, "score": sentiment_read.pop("score")},
-            seq,
+            self.pack, state, scope, intent_read, {**sentiment_read, "score": sentiment_score}, seq
         )
         record["legal"] = {"moves": decision.legal, "rule": decision.rule}
         record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
@@ -188,6 +185,7 @@ class Agent:
         record["model_calls"] = calls + acted.model_calls
         if self._after_move(conv, state, decision, acted, msg.text, seq):
             record["move"]["escalate"] = True  # the turn ends with a person, whatever the reason
+        record["forecast"] = forecast(self.pack, state, decision.move, sentiment_score)
         clock.lap("act")
 
         record["timings"] = clock.total()
@@ -310,6 +308,9 @@ class Agent:
             conv.status = "stopped"
         if acted.unanswered:
             state.setdefault("unanswered", []).append(acted.unanswered)
+        if decision.move == "decline":
+            # Requests the pack does not cover, kept for whoever extends the pack.
+            state.setdefault("uncovered", []).append(text)
         helpdesk = self.pack.default_helpdesk()
         if decision.move == "handoff":
             conv.status = "handed_off"

@@ -360,3 +360,25 @@ async def test_malformed_model_values_are_ignored(settings: Settings) -> None:
     result = await one_turn(app, "I'd like a demo")
     assert result.record["move"]["name"] == "ask"
     assert result.record["model_calls"][0]["purpose"] == "values"
+
+
+async def test_forecast_is_recorded_unvalidated_and_rises_with_qualification(
+    app: App, conv: Conversation
+) -> None:
+    first = await say(app, conv, "hello")
+    assert first.record["forecast"]["validated"] is False
+    assert first.record["forecast"]["stage"] == "discover"
+    await say(app, conv, "I'd like a demo")
+    await say(app, conv, "We want uptime checks for our API")
+    await say(app, conv, "12")
+    last = await say(app, conv, "dana@example.com")
+    assert last.record["forecast"]["stage"] == "propose"
+    assert last.record["forecast"]["p_convert"] > first.record["forecast"]["p_convert"]
+
+
+async def test_uncovered_requests_are_kept_on_the_conversation(
+    app: App, conv: Conversation
+) -> None:
+    await say(app, conv, "what's the weather in Paris")
+    stored = app.store.get_conversation(conv.id)
+    assert stored is not None and stored.state["uncovered"] == ["what's the weather in Paris"]
