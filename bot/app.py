@@ -14,7 +14,7 @@ from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.knowledge import LexicalRetriever, Retriever
 from bot.metrics import Metrics
-from bot.packs import Pack, load_pack
+from bot.packs import load_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
 from bot.providers import ModelProvider
 from bot.recorders import ConsoleRecorder, JsonlRecorder, MemoryRecorder, Recorder
@@ -31,7 +31,7 @@ class Registry:
         self.channels: list[Callable[[App], ChannelAdapter]] = []
         self.providers: dict[str, Callable[[str], ModelProvider]] = {}
         self.tools: dict[str, Tool] = {}
-        self.retrievers: list[Callable[[Pack], Retriever]] = []
+        self.retrievers: list[Callable[[App], Retriever]] = []
         self.email: dict[str, Callable[[Settings], EmailTransport]] = {}
         self.recorders: list[Recorder] = []
         hook = plugins.hook
@@ -71,7 +71,7 @@ class App:
         self.events = EventBus()
         self.provider = self._choose_provider(settings.model)
         self.retriever = (
-            self.registry.retrievers[-1](self.pack)
+            self.registry.retrievers[-1](self)
             if self.registry.retrievers
             else LexicalRetriever(self.pack)
         )

@@ -55,9 +55,10 @@ def register_tools(register: Callable[[Any], None]) -> None:
 def register_retrievers(register: Callable[[Any], None]) -> None:
     """Give knowledge search backends.
 
-    Fires once when the app is built. Call ``register(factory)`` where ``factory(pack)`` returns a
-    :class:`bot.knowledge.Retriever`. The last registered wins over the built-in lexical one.
-    Returns nothing.
+    Fires once when the app is built. Call ``register(factory)`` where ``factory(app)`` returns a
+    :class:`bot.knowledge.Retriever` over ``app.pack`` (``app.store`` is there for persistence;
+    the schema is migrated before ``startup`` hooks run, so build indexes there, not in the
+    factory). The last registered wins over the built-in lexical one. Returns nothing.
     """
 
 

@@ -19,7 +19,6 @@ from bot.email import EmailTransport
 from bot.errors import ConfigError
 from bot.hookspecs import hookimpl
 from bot.knowledge import Fact, Retriever
-from bot.packs import Pack
 from bot.plugins import load_plugins
 from bot.recorders import MemoryRecorder, Recorder
 from bot.tools import Tool
@@ -128,8 +127,8 @@ class EchoTool(Tool):
 class FixedRetriever(Retriever):
     name = "fixed"
 
-    def __init__(self, pack: Pack) -> None:
-        self.pack = pack
+    def __init__(self, app: App) -> None:
+        self.pack = app.pack
 
     async def search(self, query: str, k: int = 3) -> list[Fact]:
         return [Fact("faq-trial", "A fixed fact.", "faq", "faq")]

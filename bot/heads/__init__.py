@@ -8,8 +8,11 @@ is there. Its ``version`` is a hash of its files, so a pack can pin it and every
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from pathlib import Path
 
 NONE = "none"
+
+__all__ = ["NONE", "Head", "load_head"]
 
 
 class Head(ABC):
@@ -25,3 +28,13 @@ class Head(ABC):
 
         CPU-bound and synchronous; the agent runs it off the event loop.
         """
+
+
+def load_head(path: str | Path) -> Head:
+    """The head saved in folder ``path`` (see :mod:`bot.heads.trained`). Never touches the network.
+
+    Imported lazily so ``bot.heads`` stays importable without the ``ml`` extra installed.
+    """
+    from bot.heads.trained import load_trained
+
+    return load_trained(path)
