@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from bot.forecast import forecast
 from bot.knowledge import Retriever
 from bot.metrics import Metrics
 from bot.packs import Pack
-from bot.playbook import Decision, decide
+from bot.playbook import HANDOFF_WHEN_ASKED, Decision, decide
 from bot.providers import ModelProvider
 from bot.record import new_record
 from bot.recorders import Recorder
@@ -75,6 +76,12 @@ class Agent:
         self.preflight = preflight
         self.router = KeywordRouter(pack)
         self.provider = provider
+        #: Where an escalation goes (the app points it at the help desks) and where a message
+        #: goes while staff have the conversation.
+        self.escalate: Callable[[Conversation, str, str, str | None], Awaitable[None]] = (
+            self._queue_only
+        )
+        self.relay: Callable[[Conversation, Message], Awaitable[None]] | None = None
         self.actor = Actor(pack, provider, retriever)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -130,6 +137,8 @@ class Agent:
             raise LookupError(f"conversation {msg.conversation_id} is gone")
         seq = conv.turn_count + 1
         record = new_record(conv.id, seq, msg.text, conv.channel, external_id, self.preflight)
+        if conv.paused:
+            return await self._paused_turn(conv, msg, record, clock)
         record["versions"] = {
             "pack": self.pack.version,
             "heads": {"intent": self.router.version, "sentiment": SENTIMENT_VERSION},
@@ -183,7 +192,8 @@ class Agent:
                 r["text"] for r in acted.replies if r["type"] == "text"
             )
         record["model_calls"] = calls + acted.model_calls
-        if self._after_move(conv, state, decision, acted, msg.text, seq):
+        escalation = self._after_move(conv, state, decision, acted, msg.text, seq)
+        if escalation:
             record["move"]["escalate"] = True  # the turn ends with a person, whatever the reason
         record["forecast"] = forecast(self.pack, state, decision.move, sentiment_score)
         clock.lap("act")
@@ -205,7 +215,29 @@ class Agent:
                 "external_id": external_id,
             }
             self.events.publish(conv.id, event)
+        if escalation:
+            # After the turn is stored, so the help desk sees the agent's last line too.
+            await self.escalate(conv, escalation[0], escalation[1], msg.text)
         return TurnResult(acted.replies, record)
+
+    async def _paused_turn(
+        self, conv: Conversation, msg: Message, record: dict[str, Any], clock: _Clock
+    ) -> TurnResult:
+        """Staff have the conversation: the agent stays quiet and the message goes to them."""
+        record["versions"]["pack"] = self.pack.version
+        record["legal"] = {"moves": ["handoff"], "rule": "paused: staff have taken over"}
+        record["move"] = {
+            "name": "handoff",
+            "why": "the message is relayed to the help desk",
+            "escalate": False,
+        }
+        record["timings"] = clock.total()
+        conv.turn_count = record["seq"]
+        self.store.complete_turn(conv, msg, record, [], conv.channel)
+        await self._deliver_record(record)
+        if self.relay is not None:
+            await self.relay(conv, msg)
+        return TurnResult([], record)
 
     def _read_heads(
         self, text: str, state: dict[str, Any]
@@ -293,9 +325,9 @@ class Agent:
         acted: Acted,
         text: str,
         seq: int,
-    ) -> bool:
-        """What a move changes in the conversation's state, and the escalation queue. Returns
-        whether the turn queued an escalation."""
+    ) -> tuple[str, str] | None:
+        """What a move changes in the conversation's state. Returns the escalation the turn
+        leads to, as (reason, kind), or None."""
         followups.after_move(state, decision, text)
         if decision.move == "clarify":
             state["clarify_options"] = decision.options
@@ -311,17 +343,23 @@ class Agent:
         if decision.move == "decline":
             # Requests the pack does not cover, kept for whoever extends the pack.
             state.setdefault("uncovered", []).append(text)
-        helpdesk = self.pack.default_helpdesk()
         if decision.move == "handoff":
             conv.status = "handed_off"
-            reason, kind = decision.rule, "handoff"
-        elif acted.escalate:
-            reason, kind = acted.escalate, "queued"
-        else:
-            return False
-        self.store.escalate(conv.id, reason, helpdesk.name if helpdesk else None, question=text)
+            asked = decision.rule == HANDOFF_WHEN_ASKED
+            return decision.rule, "asked" if asked else "unsure"
+        if acted.escalate:
+            return acted.escalate, "refused"
+        if decision.escalate:
+            return decision.why, "unsure"
+        return None
+
+    async def _queue_only(
+        self, conv: Conversation, reason: str, kind: str, question: str | None
+    ) -> None:
+        """Where escalations go when no help desks are wired in: the queue alone."""
+        desk = self.pack.helpdesk_for(kind)
+        self.store.escalate(conv.id, reason, desk.name if desk else None, question, kind)
         self.metrics.inc("gatebot_escalations_total", reason=kind)
-        return True
 
     async def _deliver_record(self, record: dict[str, Any]) -> None:
         for recorder in self.recorders:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +14,7 @@ from bot.config import Settings
 from bot.email import EmailTransport, NoEmail
 from bot.errors import ConfigError
 from bot.events import EventBus
+from bot.helpdesk import HelpDesks
 from bot.knowledge import LexicalRetriever, Retriever
 from bot.metrics import Metrics
 from bot.packs import load_pack
@@ -92,6 +95,10 @@ class App:
             preflight=settings.preflight,
         )
         self.channels: list[ChannelAdapter] = []
+        self.helpdesks = HelpDesks(self)
+        self.agent.escalate = self.helpdesks.open
+        self.agent.relay = self.helpdesks.relay
+        self._sweeper: asyncio.Task[None] | None = None
         self._describe_metrics()
 
     def _choose_provider(self, spec: str) -> ModelProvider:
@@ -138,6 +145,8 @@ class App:
         recovered = await self.agent.recover()
         if recovered:
             log.warning("finished %d turn(s) interrupted by an earlier stop", recovered)
+        if any(desk.email for desk in self.pack.helpdesks):
+            self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")
         if channels:
             wanted = self.settings.channels
             for factory in self.registry.channels:
@@ -146,7 +155,21 @@ class App:
                     await adapter.start()
                     self.channels.append(adapter)
 
+    async def _sweep_forever(self, every: float = 30.0) -> None:
+        """Email unclaimed escalations, every ``every`` seconds, until the app stops."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.helpdesks.sweep()
+            except Exception:  # one bad sweep must not end the next ones
+                log.exception("help-desk sweep failed")
+
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
         for adapter in reversed(self.channels):
             try:
                 await adapter.stop()

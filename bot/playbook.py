@@ -16,6 +16,7 @@ from bot.packs import Pack
 from bot.packs.model import Intent, OutcomeRule
 
 SELLING = ("propose", "ask_signup")
+HANDOFF_WHEN_ASKED = "hard rule: hand off when asked"
 
 
 @dataclass
@@ -75,7 +76,7 @@ def decide(
         ).choose()
     intent = pack.intent(intent_read["answer"]) if intent_read["outcome"] == "act" else None
     if intent and intent.move == "handoff":
-        return Decision(["handoff"], "hard rule: hand off when asked").choose()
+        return Decision(["handoff"], HANDOFF_WHEN_ASKED).choose()
     if intent and intent.move == "stop":
         return Decision(["stop"], "hard rule: stop after a no").choose()
     check = state.get("check")

@@ -91,6 +91,8 @@ class HelpDesk:
     email: str | None = None
     default: bool = False
     description: str = ""
+    reasons: list[str] = field(default_factory=list)  # empty: any the others do not take
+    email_after_minutes: float = 10.0  # unclaimed this long: the escalation goes by email
 
 
 @dataclass
@@ -129,6 +131,11 @@ class Pack:
 
     def slot(self, name: str) -> Slot | None:
         return next((s for s in self.slots if s.name == name), None)
+
+    def helpdesk_for(self, kind: str) -> HelpDesk | None:
+        """The help desk that takes escalations of ``kind``, else the default one."""
+        named = next((h for h in self.helpdesks if kind in h.reasons), None)
+        return named or self.default_helpdesk()
 
     def default_helpdesk(self) -> HelpDesk | None:
         return next(

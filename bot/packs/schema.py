@@ -17,6 +17,8 @@ MOVES = [
 ]
 OUTCOMES = ["trial", "demo", "engineer", "later", "stop"]
 SLOT_TYPES = ["text", "email", "phone", "number", "date", "order_id"]
+#: Why a conversation goes to a person; a help desk can take some kinds and not others.
+ESCALATION_KINDS = ["asked", "refused", "unsure", "preflight"]
 GATES = ["intent", "value", "yesNo", "confirm", "policy", "repeat", "sentiment"]
 #: Templates the deterministic moves need; every pack language must define them.
 REQUIRED_TEMPLATES = ["greeting", "decline", "handoff", "stop", "fallback", "no_answer", "queued"]
@@ -176,6 +178,8 @@ HELPDESKS = _obj(
                     "email": _str,
                     "default": {"type": "boolean"},
                     "description": {"type": "string"},
+                    "reasons": {"type": "array", "items": {"enum": ESCALATION_KINDS}},
+                    "email_after_minutes": {"type": "number", "exclusiveMinimum": 0},
                 },
                 ["name", "channel", "target"],
             ),

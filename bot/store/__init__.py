@@ -153,10 +153,17 @@ class Store:
             )
             return s.exec(stmt).first()
 
-    def add_message(self, conversation_id: str, channel: str, role: str, text: str) -> Message:
+    def add_message(
+        self, conversation_id: str, channel: str, role: str, text: str, author: str | None = None
+    ) -> Message:
         """A message that is not a customer turn (a staff reply, a notice)."""
         msg = Message(
-            conversation_id=conversation_id, channel=channel, role=role, text=text, status="sent"
+            conversation_id=conversation_id,
+            channel=channel,
+            role=role,
+            text=text,
+            status="sent",
+            author=author,
         )
         with self.session() as s:
             s.add(msg)
@@ -248,15 +255,52 @@ class Store:
     # -- escalations ---------------------------------------------------------------------------
 
     def escalate(
-        self, conversation_id: str, reason: str, helpdesk: str | None, question: str | None = None
+        self,
+        conversation_id: str,
+        reason: str,
+        helpdesk: str | None,
+        question: str | None = None,
+        kind: str = "asked",
     ) -> Escalation:
         esc = Escalation(
-            conversation_id=conversation_id, reason=reason, helpdesk=helpdesk, question=question
+            conversation_id=conversation_id,
+            reason=reason,
+            helpdesk=helpdesk,
+            question=question,
+            kind=kind,
         )
         with self.session() as s:
             s.add(esc)
             s.commit()
         return esc
+
+    def get_escalation(self, escalation_id: int) -> Escalation | None:
+        with self.session() as s:
+            return s.get(Escalation, escalation_id)
+
+    def find_escalation(self, thread: str) -> Escalation | None:
+        """The escalation a help-desk thread belongs to."""
+        with self.session() as s:
+            stmt = select(Escalation).where(Escalation.thread == thread)
+            return s.exec(stmt.order_by(col(Escalation.id).desc())).first()
+
+    def update_escalation(self, escalation_id: int, **fields: Any) -> None:
+        with self.session() as s:
+            s.execute(
+                sa.update(Escalation)
+                .where(col(Escalation.id) == escalation_id)
+                .values(updated_at=now(), **fields)
+            )
+            s.commit()
+
+    def update_conversation(self, conversation_id: str, **fields: Any) -> None:
+        with self.session() as s:
+            s.execute(
+                sa.update(Conversation)
+                .where(col(Conversation.id) == conversation_id)
+                .values(updated_at=now(), **fields)
+            )
+            s.commit()
 
     def escalations(self, status: str | None = None) -> list[Escalation]:
         with self.session() as s:

@@ -105,6 +105,20 @@ def m001_initial(conn: Connection) -> None:
     md.create_all(conn)
 
 
+@migration
+def m003_helpdesk(conn: Connection) -> None:
+    """Escalations learn their kind, help-desk thread, delivery and outcome; messages their
+    staff author."""
+    for table, column, kind in [
+        ("escalations", "kind", "VARCHAR(16) NOT NULL DEFAULT 'asked'"),
+        ("escalations", "thread", "VARCHAR(255)"),
+        ("escalations", "delivery", "TEXT"),
+        ("escalations", "outcome", "VARCHAR(64)"),
+        ("messages", "author", "VARCHAR(255)"),
+    ]:
+        conn.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
+
+
 _applied = sa.Table(
     "schema_migrations",
     sa.MetaData(),

@@ -41,6 +41,7 @@ class Message(SQLModel, table=True):
     external_id: str | None = Field(default=None, max_length=255)
     role: str = Field(max_length=16)  # customer | agent | staff
     text: str
+    author: str | None = Field(default=None, max_length=255)  # who on the staff wrote it
     status: str = Field(
         default="received", index=True, max_length=16
     )  # received | processed | sent
@@ -74,8 +75,13 @@ class Escalation(SQLModel, table=True):
     conversation_id: str = Field(index=True, foreign_key="conversations.id", max_length=64)
     reason: str
     helpdesk: str | None = Field(default=None, max_length=64)
-    status: str = Field(default="open", index=True, max_length=16)  # open | claimed | resolved
+    # open -> claimed (staff took over) -> handed_back | resolved; open -> emailed (nobody came)
+    status: str = Field(default="open", index=True, max_length=16)
     staff: str | None = Field(default=None, max_length=255)
     question: str | None = None
+    kind: str = Field(default="asked", max_length=16)  # asked | refused | unsure | preflight
+    thread: str | None = Field(default=None, max_length=255)  # the help desk's thread for it
+    delivery: str | None = None  # how it reached the desk, or why it did not
+    outcome: str | None = Field(default=None, max_length=64)
     created_at: datetime = Field(default_factory=now)
     updated_at: datetime = Field(default_factory=now)

@@ -1,0 +1,171 @@
+"""Escalation to a help desk and the relay between staff and customer, with a recording desk."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from bot.app import App
+from bot.channels import ChannelAdapter
+from bot.config import Settings
+from bot.email import EmailTransport
+from bot.helpdesk import HelpDeskError
+from bot.hookspecs import hookimpl
+from bot.packs.model import HelpDesk
+from bot.store import Escalation
+
+
+class RecordingDesk(ChannelAdapter):
+    """Stands in for the Slack adapter as the sample pack's support desk."""
+
+    name = "slack"
+    members = {"U_STAFF"}
+
+    def __init__(self, app: App) -> None:
+        super().__init__(app)
+        self.posts: list[tuple[str, str]] = []
+        self.thread_posts: list[tuple[str, str]] = []
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    async def post_escalation(self, desk: HelpDesk, escalation: Escalation, summary: str) -> str:
+        self.posts.append((desk.target, summary))
+        return f"{desk.target}/thread-{escalation.id}"
+
+    async def post_to_thread(self, desk: HelpDesk, thread: str, text: str) -> None:
+        self.thread_posts.append((thread, text))
+
+    async def is_member(self, desk: HelpDesk, staff: str) -> bool:
+        return staff in self.members
+
+
+class Outbox(EmailTransport):
+    name = "outbox"
+
+    def __init__(self, settings: Settings) -> None:
+        self.sent: list[tuple[str, str, str]] = []
+
+    async def send(self, to: str, subject: str, body: str) -> str:
+        self.sent.append((to, subject, body))
+        return f"<{len(self.sent)}@outbox>"
+
+
+class DeskPlugin:
+    @hookimpl
+    def register_channels(self, register: Callable[[Any], None]) -> None:
+        register(RecordingDesk)
+
+    @hookimpl
+    def register_email_transports(self, register: Callable[[str, Any], None]) -> None:
+        register("outbox", Outbox)
+
+
+@pytest.fixture
+async def desk_app(settings: Settings) -> AsyncIterator[App]:
+    settings.channels = ["slack"]
+    settings.email = "outbox"
+    app = App(settings, extra_plugins=[DeskPlugin()])
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+def desk_of(app: App) -> RecordingDesk:
+    channel = app.channel("slack")
+    assert isinstance(channel, RecordingDesk)
+    return channel
+
+
+async def say(app: App, conv_id: str, text: str, n: str) -> Any:
+    conv = app.store.get_conversation(conv_id)
+    assert conv is not None
+    return await app.agent.handle(conv, text, n)
+
+
+async def test_asking_for_a_person_posts_to_the_help_desk(desk_app: App) -> None:
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    await say(desk_app, conv.id, "my email is dana@example.com", "1")
+    await say(desk_app, conv.id, "I want to talk to a person", "2")
+    target, summary = desk_of(desk_app).posts[0]
+    assert target == "C0SUPPORT"
+    assert "(asked): hard rule: hand off when asked" in summary
+    assert "Customer on web" in summary and "email: dana@example.com" in summary
+    assert "customer: I want to talk to a person" in summary
+    assert "agent: I'm passing you to a person" in summary
+    esc = desk_app.store.escalations("open")[0]
+    assert esc.thread == "C0SUPPORT/thread-1" and esc.delivery == "posted to slack"
+    assert esc.kind == "asked"
+
+
+async def test_take_over_relay_and_hand_back(desk_app: App) -> None:
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    await say(desk_app, conv.id, "I want to talk to a person", "1")
+    esc = desk_app.store.escalations("open")[0]
+    desks = desk_app.helpdesks
+
+    with pytest.raises(HelpDeskError, match="not a member"):
+        await desks.take_over(esc.id or 0, "U_STRANGER")
+    await desks.take_over(esc.id or 0, "U_STAFF")
+    paused = desk_app.store.get_conversation(conv.id)
+    assert paused is not None and paused.paused
+
+    events = desk_app.events.subscribe(conv.id)
+    quiet = await say(desk_app, conv.id, "hello? anyone?", "2")
+    assert quiet.replies == [] and quiet.record["legal"]["rule"] == "paused: staff have taken over"
+    assert desk_of(desk_app).thread_posts == [("C0SUPPORT/thread-1", "customer: hello? anyone?")]
+
+    await desks.staff_reply(esc.id or 0, "U_STAFF", "Hi, I'm Sam from support.")
+    events_seen = [events.get_nowait() for _ in range(events.qsize())]
+    staff_events = [e for e in events_seen if e["type"] == "replies"]
+    assert staff_events[0]["replies"][0]["text"] == "Hi, I'm Sam from support."
+    assert staff_events[0]["replies"][0]["author"] == "U_STAFF"
+    stored = desk_app.store.messages(conv.id)
+    assert (stored[-1].role, stored[-1].author) == ("staff", "U_STAFF")
+
+    await desks.hand_back(esc.id or 0, "U_STAFF")
+    back = await say(desk_app, conv.id, "Does Pipelines support Docker builds?", "3")
+    assert "Docker" in back.replies[0]["text"]
+    assert desk_app.store.get_escalation(esc.id or 0).status == "handed_back"  # type: ignore[union-attr]
+
+
+async def test_resolve_records_an_outcome(desk_app: App) -> None:
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    await say(desk_app, conv.id, "I want to talk to a person", "1")
+    esc = desk_app.store.escalations("open")[0]
+    await desk_app.helpdesks.resolve(esc.id or 0, "U_STAFF", "refunded")
+    done = desk_app.store.get_escalation(esc.id or 0)
+    assert done is not None and (done.status, done.outcome) == ("resolved", "refunded")
+    stored = desk_app.store.get_conversation(conv.id)
+    assert stored is not None and stored.status == "resolved" and not stored.paused
+
+
+async def test_unclaimed_escalations_go_by_email(desk_app: App) -> None:
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    await say(desk_app, conv.id, "I want to talk to a person", "1")
+    assert await desk_app.helpdesks.sweep() == 0  # not yet: ten minutes to claim it
+    later = datetime.now(UTC) + timedelta(minutes=11)
+    assert await desk_app.helpdesks.sweep(later) == 1
+    assert isinstance(desk_app.email, Outbox)
+    to, subject, body = desk_app.email.sent[0]
+    assert to == "support@acme.example" and subject.startswith("Unclaimed escalation #1")
+    assert "I want to talk to a person" in body
+    assert desk_app.store.escalations("emailed")[0].delivery.startswith("emailed to")  # type: ignore[union-attr]
+
+
+async def test_without_email_the_failure_is_kept_honestly(app: App) -> None:
+    conv, _ = app.store.create_conversation("web", with_token=True)
+    await say(app, conv.id, "I want to talk to a person", "1")
+    esc = app.store.escalations("open")[0]
+    assert esc.delivery is not None and "no slack channel running" in esc.delivery
+    await app.helpdesks.sweep(datetime.now(UTC) + timedelta(hours=1))
+    after = app.store.escalations("open")[0]
+    assert after.delivery is not None and after.delivery.startswith("email failed: no email")
