@@ -99,6 +99,8 @@ class App:
         self.agent.escalate = self.helpdesks.open
         self.agent.relay = self.helpdesks.relay
         self._sweeper: asyncio.Task[None] | None = None
+        #: Extra HTTP routes (method, path, handler) that the web channel serves beside its own.
+        self.routes: list[tuple[str, str, Callable[..., Any]]] = []
         self._describe_metrics()
 
     def _choose_provider(self, spec: str) -> ModelProvider:
@@ -148,12 +150,16 @@ class App:
         if any(desk.email for desk in self.pack.helpdesks):
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")
         if channels:
+            # Build every adapter before starting any, so one can add HTTP routes (Slack's
+            # /slack/events) that the web channel then serves.
             wanted = self.settings.channels
-            for factory in self.registry.channels:
-                adapter = factory(self)
-                if wanted is None or adapter.name in wanted:
-                    await adapter.start()
+            adapters = [factory(self) for factory in self.registry.channels]
+            for adapter in adapters:
+                chosen = adapter.name in wanted if wanted is not None else adapter.configured
+                if chosen:
                     self.channels.append(adapter)
+            for adapter in self.channels:
+                await adapter.start()
 
     async def _sweep_forever(self, every: float = 30.0) -> None:
         """Email unclaimed escalations, every ``every`` seconds, until the app stops."""

@@ -22,6 +22,12 @@ class ChannelAdapter(ABC):
     def __init__(self, app: App) -> None:
         self.app = app
 
+    @property
+    def configured(self) -> bool:
+        """Whether its settings are present. Unconfigured adapters start only when named in
+        GATEBOT_CHANNELS (and then say what is missing)."""
+        return True
+
     @abstractmethod
     async def start(self) -> None:
         """Begin receiving messages. Returns once listening."""

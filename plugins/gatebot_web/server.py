@@ -282,6 +282,8 @@ def build_web_app(gb: App) -> web.Application:
     )
     gb.metrics.describe("gatebot_http_request_seconds", "histogram", "HTTP request time, by route.")
     gb.metrics.describe("gatebot_websocket_subscribers", "gauge", "Open live-event websockets.")
+    for method, path, handler in gb.routes:  # other plugins' endpoints, e.g. /slack/events
+        app.router.add_route(method, path, handler)
     app.router.add_post("/api/conversations", create_conversation)
     app.router.add_post("/api/conversations/{id}/messages", post_message)
     app.router.add_get("/api/conversations/{id}", get_conversation)
