@@ -1,0 +1,237 @@
+"""What the Discord client does with each gateway event, given discord.py's own objects.
+
+Owns the routing: a customer message (a direct message, a mention, or a message in the thread of
+an existing conversation) becomes one turn whose replies go back to the same place; a staff
+message in an escalation's thread becomes a staff reply to the customer; a help-desk button press
+becomes take over / hand back / resolve. ``on_message``, ``on_interaction`` and ``on_ready`` are
+what the client calls; each logs its own failure and returns, so one bad event never stops the
+client (discord.py would log it too, but a direct call, as a test or a redelivery makes, must
+not raise either).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, ParamSpec
+
+import discord
+
+from bot.helpdesk import HelpDeskError
+from bot.store import Conversation, Escalation
+from gatebot_discord.render import (
+    HAND_BACK,
+    LABELS,
+    RESOLVE,
+    TAKE_OVER,
+    parse_custom_id,
+    thread_name,
+)
+
+if TYPE_CHECKING:
+    from gatebot_discord.channel import DiscordChannel
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+
+#: Staff messages remembered against a gateway redelivery (customer messages have the inbox).
+RECENT_STAFF_MESSAGES = 1024
+
+#: Ordinary messages; joins, pins, thread notices and the like are not someone talking.
+_CHAT = (discord.MessageType.default, discord.MessageType.reply)
+
+_DONE = {
+    TAKE_OVER: "You have escalation #{id}: the agent is paused, and what you write in this "
+    "thread reaches the customer.",
+    HAND_BACK: "Escalation #{id} handed back: the agent answers the customer again.",
+    RESOLVE: "Escalation #{id} resolved.",
+}
+
+
+def guarded(handler: Callable[P, Awaitable[None]]) -> Callable[P, Coroutine[Any, Any, None]]:
+    """Log a handler's failure and return, the way discord.py treats an event that raises."""
+
+    @functools.wraps(handler)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            await handler(*args, **kwargs)
+        except Exception:
+            log.exception("discord %s failed", handler.__name__)
+
+    return run
+
+
+def mentions(message: discord.Message, user_id: int) -> bool:
+    # Not ``mentioned_in``: that is also true for @everyone, which must not wake the bot.
+    return any(user.id == user_id for user in message.mentions)
+
+
+def without_mentions(content: str, user_id: int) -> str:
+    return re.sub(rf"<@!?{user_id}>", " ", content).strip()
+
+
+class Handlers:
+    def __init__(self, adapter: DiscordChannel) -> None:
+        self.adapter = adapter
+        self.app = adapter.app
+        # A gateway redelivery can arrive while the first copy's turn still runs (before the
+        # inbox has it): the second copy is dropped here rather than opening a second thread.
+        self._in_flight: set[int] = set()
+        self._opening = asyncio.Lock()
+        self._relayed: OrderedDict[int, None] = OrderedDict()
+
+    @guarded
+    async def on_ready(self) -> None:
+        self.adapter.connected()
+
+    @guarded
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot or message.type not in _CHAT:
+            return  # other bots, and our own posts: answering them could loop forever
+        channel = message.channel
+        if isinstance(channel, discord.Thread):
+            escalation = self.app.store.find_escalation(str(channel.id))
+            if escalation is not None:
+                await self._staff_message(message, escalation)
+                return
+        elif message.guild is not None and message.reference is not None:
+            # A desk whose thread could not be created: staff answer by replying to the post
+            # (the post's id is the escalation's thread id; see DiscordChannel.post_escalation).
+            ref = message.reference.message_id
+            escalation = self.app.store.find_escalation(str(ref)) if ref else None
+            if escalation is not None:
+                await self._staff_message(message, escalation)
+                return
+        await self._customer_message(message)
+
+    @guarded
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        if interaction.type is not discord.InteractionType.component or not interaction.data:
+            return
+        parsed = parse_custom_id(str(interaction.data.get("custom_id", "")))
+        if parsed is None:
+            return  # a component that is not one of ours
+        action, escalation_id = parsed
+        answer = await self._desk_action(action, escalation_id, str(interaction.user.id))
+        await interaction.response.send_message(answer, ephemeral=True)
+
+    # -- customers -----------------------------------------------------------------------------
+
+    async def _customer_message(self, message: discord.Message) -> None:
+        me = self.adapter.client.user
+        if me is None:
+            return
+        channel = message.channel
+        in_conversation = isinstance(channel, discord.Thread) and self.app.store.find_conversation(
+            self.adapter.name, str(channel.id)
+        )
+        if not (message.guild is None or in_conversation or mentions(message, me.id)):
+            return  # guild chatter that is not addressed to the bot
+        text = without_mentions(message.content, me.id)
+        if not text or message.id in self._in_flight:
+            return
+        self._in_flight.add(message.id)
+        try:
+            await self._turn(message, text)
+        finally:
+            self._in_flight.discard(message.id)
+
+    async def _turn(self, message: discord.Message, text: str) -> None:
+        key = str(message.id)  # the inbox key: a redelivered message is found, not re-run
+        earlier = self.app.store.find_message(self.adapter.name, key)
+        where: discord.abc.Messageable | None = None
+        reference: discord.Message | None = None
+        if earlier is not None:
+            conv = self.app.store.get_conversation(earlier.conversation_id)
+            if conv is None:
+                return
+        else:
+            conv, where = await self._open(message, text)
+            if where is message.channel and message.guild is not None:
+                reference = message  # answering in a busy channel: say which message
+        result = await self.app.agent.handle(conv, text, key, inbox_key=key)
+        if result.duplicate:
+            log.info("discord message %s was delivered again; it was answered already", key)
+            return
+        if where is None:
+            where = await self.adapter.messageable(conv.external_id or str(message.channel.id))
+        await self.adapter.post(where, result.replies, reference=reference)
+
+    async def _open(
+        self, message: discord.Message, text: str
+    ) -> tuple[Conversation, discord.abc.Messageable]:
+        """The conversation a new message belongs to, and where its replies go.
+
+        A DM or a thread is its own place. A mention in a channel gets a thread started from
+        it, when the channel and the bot's permissions allow; else the answer stays in the
+        channel, and that channel is the conversation.
+        """
+        where = message.channel
+        if isinstance(where, discord.TextChannel):
+            where = await self._start_thread(message, where, text) or where
+        external = str(where.id)
+        name = self.adapter.name
+        async with self._opening:  # two first messages at once must not make two conversations
+            conv = self.app.store.find_conversation(name, external)
+            if conv is None:
+                conv, _ = self.app.store.create_conversation(name, external_id=external)
+        return conv, where
+
+    async def _start_thread(
+        self, message: discord.Message, channel: discord.TextChannel, text: str
+    ) -> discord.Thread | None:
+        me = channel.guild.me
+        if me is None or not channel.permissions_for(me).create_public_threads:
+            return None
+        name = thread_name(f"{message.author.display_name}: {text}")
+        try:
+            return await message.create_thread(name=name)
+        except discord.HTTPException as exc:
+            log.warning("no thread for message %s in #%s (%s)", message.id, channel.name, exc)
+            return None
+
+    # -- staff ---------------------------------------------------------------------------------
+
+    async def _staff_message(self, message: discord.Message, escalation: Escalation) -> None:
+        text = message.content.strip()
+        if not text or message.id in self._relayed:
+            return  # a redelivered staff message must not reach the customer twice
+        self._relayed[message.id] = None
+        if len(self._relayed) > RECENT_STAFF_MESSAGES:
+            self._relayed.popitem(last=False)
+        staff = str(message.author.id)
+        try:
+            await self.app.helpdesks.staff_reply(escalation.id or 0, staff, text)
+        except HelpDeskError as exc:
+            await self.adapter.notice(message.channel, f"Not sent to the customer: {exc}.")
+        except discord.HTTPException as exc:
+            # Stored in the transcript, but the customer's Discord thread refused it.
+            log.warning("staff reply for escalation #%s not delivered: %s", escalation.id, exc)
+            await self.adapter.notice(message.channel, f"Not delivered to the customer: {exc}.")
+
+    async def _desk_action(self, action: str, escalation_id: int, staff: str) -> str:
+        """Run a button's action; the answer is what the presser alone sees."""
+        escalation = self.app.store.get_escalation(escalation_id)
+        desk = self.adapter.desk_of(escalation) if escalation is not None else None
+        if desk is None:
+            return f"Escalation #{escalation_id} is not known here."
+        # HelpDesks checks membership on take over only; hand back and resolve are staff
+        # actions too, so all three are checked here.
+        if not await self.adapter.is_member(desk, staff):
+            return f"Only members of the {desk.name} help desk can do that."
+        desks = self.app.helpdesks
+        try:
+            if action == TAKE_OVER:
+                await desks.take_over(escalation_id, staff)
+            elif action == HAND_BACK:
+                await desks.hand_back(escalation_id, staff)
+            else:
+                await desks.resolve(escalation_id, staff)
+        except HelpDeskError as exc:
+            return f"Could not {LABELS[action].lower()}: {exc}."
+        return _DONE[action].format(id=escalation_id)

@@ -1,0 +1,185 @@
+"""Rendering for Discord: gatebot replies and escalations as message content, embeds and views.
+
+Owns everything about how a message looks on Discord and nothing about sending it: text replies
+(split to Discord's 2,000-character limit, sources as a small line), cards as embeds with link
+buttons, staff replies with their author, and the help-desk post with its Take over / Hand back /
+Resolve buttons, whose custom ids this module also encodes and parses. Pure: no client, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import discord
+
+#: Discord's limits (message content, embed description, embed title, thread name).
+MAX_CONTENT = 2000
+MAX_DESCRIPTION = 4096
+MAX_TITLE = 256
+MAX_THREAD_NAME = 100
+
+TAKE_OVER, HAND_BACK, RESOLVE = "take_over", "hand_back", "resolve"
+ACTIONS = (TAKE_OVER, HAND_BACK, RESOLVE)
+LABELS = {TAKE_OVER: "Take over", HAND_BACK: "Hand back", RESOLVE: "Resolve"}
+_STYLES = {
+    TAKE_OVER: discord.ButtonStyle.primary,
+    HAND_BACK: discord.ButtonStyle.secondary,
+    RESOLVE: discord.ButtonStyle.success,
+}
+# The escalation id travels in the custom id, so a press is understood from the id alone: the
+# buttons keep working after a restart without re-registering any view.
+_CUSTOM_ID = re.compile(r"^gatebot:desk:(take_over|hand_back|resolve):(\d{1,18})$")
+_EMAIL = re.compile(r"^[^\s@<>\"]+@[^\s@<>\"]+$")
+
+
+@dataclass
+class Outgoing:
+    """One Discord message to send: content and/or embeds, and the view with its buttons."""
+
+    content: str | None = None
+    embeds: list[discord.Embed] = field(default_factory=list)
+    view: discord.ui.View | None = None
+
+    def send_kwargs(self) -> dict[str, Any]:
+        """Arguments for ``Messageable.send`` (never ``view=None``: its overloads refuse it)."""
+        kwargs: dict[str, Any] = {"content": self.content, "embeds": self.embeds}
+        if self.view is not None:
+            kwargs["view"] = self.view
+        return kwargs
+
+
+def custom_id(action: str, escalation_id: int) -> str:
+    return f"gatebot:desk:{action}:{escalation_id}"
+
+
+def parse_custom_id(value: str) -> tuple[str, int] | None:
+    """(action, escalation id) from a help-desk button's custom id; None for anyone else's."""
+    match = _CUSTOM_ID.match(value)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def split_text(text: str, limit: int = MAX_CONTENT) -> list[str]:
+    """Chunks of at most ``limit`` characters, cut at a line break, else a space, if one is near."""
+    chunks: list[str] = []
+    rest = text.strip()
+    while len(rest) > limit:
+        cut = rest.rfind("\n", limit // 2, limit)
+        if cut < 0:
+            cut = rest.rfind(" ", limit // 2, limit)
+        if cut < 0:
+            cut = limit
+        chunks.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        chunks.append(rest)
+    return chunks
+
+
+def _web_url(url: Any) -> str | None:
+    # Discord refuses link buttons (and embed links) whose scheme is not http or https.
+    if not isinstance(url, str):
+        return None
+    parts = urlsplit(url)
+    return url if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def _sources(reply: dict[str, Any]) -> list[str]:
+    titles: list[str] = []
+    for citation in reply.get("citations") or []:
+        title = (citation or {}).get("title") or (citation or {}).get("key")
+        if isinstance(title, str) and title and title not in titles:
+            titles.append(title)
+    return titles
+
+
+def render_text(reply: dict[str, Any], staff_name: Callable[[str], str]) -> list[Outgoing]:
+    text = str(reply.get("text") or "").strip()
+    if not text:
+        return []
+    if reply.get("role") == "staff":
+        name = discord.utils.escape_markdown(staff_name(str(reply.get("author") or "")))
+        text = f"**{name}** (staff): {text}"
+    titles = _sources(reply)
+    if titles:
+        label = "Sources" if len(titles) > 1 else "Source"
+        text += f"\n-# {label}: " + " · ".join(titles)  # -# is Discord's small print
+    return [Outgoing(content=chunk) for chunk in split_text(text)]
+
+
+def render_card(reply: dict[str, Any]) -> Outgoing | None:
+    """A card as an embed; its link, when Discord allows one, as a link button."""
+    card = reply.get("card")
+    view = discord.ui.View(timeout=None)
+    if card == "booking":
+        embed = discord.Embed(title="Book a time", description="Pick a slot that suits you.")
+        url = _web_url(reply.get("url"))
+        if url:
+            view.add_item(discord.ui.Button(label="Open booking page", url=url))
+        elif reply.get("url"):
+            embed.add_field(name="Booking", value=truncate(str(reply["url"]), 1024))
+    elif card == "contact":
+        outcome = reply.get("outcome")
+        about = f"Write to us about your {outcome}." if outcome else "Write to us any time."
+        embed = discord.Embed(title="Get in touch", description=about)
+        contact = str(reply.get("contact") or "").strip()
+        url = _web_url(contact)
+        if url:
+            view.add_item(discord.ui.Button(label="Contact us", url=url))
+        elif _EMAIL.match(contact):
+            # A mailto: link button is refused by Discord (http/https only), so the address is
+            # shown as text the customer can copy.
+            embed.add_field(name="Email", value=f"`{contact}`")
+        elif contact:
+            embed.add_field(name="Contact", value=truncate(contact, 1024))
+    elif reply.get("text"):
+        embed = discord.Embed(description=truncate(str(reply["text"]), MAX_DESCRIPTION))
+    else:
+        return None
+    return Outgoing(embeds=[embed], view=view if view.children else None)
+
+
+def render_replies(
+    replies: list[dict[str, Any]], staff_name: Callable[[str], str] = lambda _id: "Staff"
+) -> list[Outgoing]:
+    """Every reply of a turn (or a staff relay) as the Discord messages that show it, in order."""
+    out: list[Outgoing] = []
+    for reply in replies:
+        if reply.get("type") == "card":
+            card = render_card(reply)
+            if card is not None:
+                out.append(card)
+        else:
+            out.extend(render_text(reply, staff_name))
+    return out
+
+
+def escalation_post(escalation_id: int, kind: str, summary: str) -> Outgoing:
+    """The help desk's view of an escalation: the summary as an embed, and the three buttons."""
+    embed = discord.Embed(
+        title=truncate(f"Escalation #{escalation_id} ({kind})", MAX_TITLE),
+        description=truncate(summary, MAX_DESCRIPTION),
+        colour=discord.Colour.orange(),
+    )
+    embed.set_footer(text="Take over, then write in this thread: the customer sees what you write.")
+    view = discord.ui.View(timeout=None)
+    for action in ACTIONS:
+        view.add_item(
+            discord.ui.Button(
+                label=LABELS[action],
+                style=_STYLES[action],
+                custom_id=custom_id(action, escalation_id),
+            )
+        )
+    return Outgoing(embeds=[embed], view=view)
+
+
+def thread_name(text: str) -> str:
+    return truncate(" ".join(text.split()) or "Conversation", MAX_THREAD_NAME)
