@@ -68,7 +68,7 @@ class HelpDesks:
         adapter = self.app.channel(desk.channel)
         return adapter if adapter is not None and hasattr(adapter, "post_escalation") else None
 
-    def _desk(self, escalation: Escalation) -> HelpDesk:
+    def desk_of(self, escalation: Escalation) -> HelpDesk:
         desk = next((h for h in self.app.pack.helpdesks if h.name == escalation.helpdesk), None)
         if desk is None:
             raise HelpDeskError(f"escalation #{escalation.id} has no help desk")
@@ -103,12 +103,16 @@ class HelpDesks:
             return
         store.update_escalation(esc.id or 0, thread=thread, delivery=f"posted to {desk.channel}")
 
-    async def take_over(self, escalation_id: int, staff: str) -> Escalation:
-        esc = self._escalation(escalation_id)
-        desk = self._desk(esc)
+    async def _member(self, esc: Escalation, staff: str) -> None:
+        """Only members of the help desk's channel act on its escalations."""
+        desk = self.desk_of(esc)
         channel = self._channel(desk)
         if channel is not None and not await channel.is_member(desk, staff):
             raise HelpDeskError(f"{staff} is not a member of the {desk.name} help desk")
+
+    async def take_over(self, escalation_id: int, staff: str) -> Escalation:
+        esc = self._escalation(escalation_id)
+        await self._member(esc, staff)
         if esc.status not in ("open", "emailed", "handed_back", "claimed"):
             raise HelpDeskError(f"escalation #{esc.id} is {esc.status}")
         self.app.store.update_escalation(esc.id or 0, status="claimed", staff=staff)
@@ -134,11 +138,13 @@ class HelpDesks:
 
     async def hand_back(self, escalation_id: int, staff: str) -> None:
         esc = self._escalation(escalation_id)
+        await self._member(esc, staff)
         self.app.store.update_escalation(esc.id or 0, status="handed_back", staff=staff)
         self.app.store.update_conversation(esc.conversation_id, paused=False, status="open")
 
     async def resolve(self, escalation_id: int, staff: str, outcome: str = "resolved") -> None:
         esc = self._escalation(escalation_id)
+        await self._member(esc, staff)
         self.app.store.update_escalation(
             esc.id or 0, status="resolved", staff=staff, outcome=outcome
         )
@@ -156,9 +162,9 @@ class HelpDesks:
         )
         if esc is None or esc.thread is None:
             return
-        channel = self._channel(self._desk(esc))
+        channel = self._channel(self.desk_of(esc))
         if channel is not None:
-            await channel.post_to_thread(self._desk(esc), esc.thread, f"customer: {msg.text}")
+            await channel.post_to_thread(self.desk_of(esc), esc.thread, f"customer: {msg.text}")
 
     async def sweep(self, now: datetime | None = None) -> int:
         """Email every open escalation nobody took in time. Returns how many were sent."""

@@ -68,7 +68,9 @@ class DeskPlugin:
 
 
 @pytest.fixture
-async def desk_app(settings: Settings) -> AsyncIterator[App]:
+async def desk_app(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[App]:
+    # The recording desk stands in for the real Slack plugin, which must not load beside it.
+    monkeypatch.setenv("GATEBOT_PLUGINS", "offline,web")
     settings.channels = ["slack"]
     settings.email = "outbox"
     app = App(settings, extra_plugins=[DeskPlugin()])
@@ -112,8 +114,9 @@ async def test_take_over_relay_and_hand_back(desk_app: App) -> None:
     esc = desk_app.store.escalations("open")[0]
     desks = desk_app.helpdesks
 
-    with pytest.raises(HelpDeskError, match="not a member"):
-        await desks.take_over(esc.id or 0, "U_STRANGER")
+    for action in (desks.take_over, desks.hand_back, desks.resolve):
+        with pytest.raises(HelpDeskError, match="not a member"):
+            await action(esc.id or 0, "U_STRANGER")
     await desks.take_over(esc.id or 0, "U_STAFF")
     paused = desk_app.store.get_conversation(conv.id)
     assert paused is not None and paused.paused

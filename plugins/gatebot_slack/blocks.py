@@ -1,0 +1,189 @@
+"""Block Kit rendering: gatebot's replies and cards, and the help-desk post with its buttons.
+
+Pure functions from the reply dicts the agent produces (``{"type": "text", ...}`` or
+``{"type": "card", "card": "contact" | "booking", ...}``) to what ``chat.postMessage`` takes: a
+plain-text fallback (what notifications and old clients show) and a list of blocks. Also owns
+the action ids of the help-desk buttons, which carry the escalation's id.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+Block = dict[str, Any]
+
+#: Slack's limits: a section's text, a button's label, a message's blocks.
+SECTION_LIMIT = 3000
+CONTEXT_LIMIT = 2000
+BUTTON_LABEL_LIMIT = 75
+URL_LIMIT = 3000
+MAX_BLOCKS = 50
+
+#: Help-desk buttons: ``gatebot:<verb>:<escalation id>``.
+DESK_VERBS = {"take_over": "Take over", "hand_back": "Hand back", "resolve": "Resolve"}
+DESK_ACTION = re.compile(r"^gatebot:(take_over|hand_back|resolve):(\d+)$")
+#: Link buttons (mailto, booking page). Slack still sends a click on them to the app, which
+#: must acknowledge it or the user sees a warning.
+LINK_ACTION = re.compile(r"^gatebot:link:")
+
+_EMAIL = re.compile(r"^[^\s@<>|&\"]+@[^\s@<>|&\"]+$")
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters. Customer text is escaped so that ``<!channel>`` or a
+    crafted ``<https://...|label>`` in a message cannot ping a channel or disguise a link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _chunks(text: str, limit: int) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters, split at line ends where possible."""
+    pieces: list[str] = []
+    while len(text) > limit:
+        cut = text.rfind("\n", 0, limit)
+        cut = cut if cut > 0 else limit
+        pieces.append(text[:cut])
+        text = text[cut:].lstrip("\n")
+    if text:
+        pieces.append(text)
+    return pieces
+
+
+def sections(text: str) -> list[Block]:
+    """Escaped mrkdwn sections for ``text``, however long."""
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": chunk}}
+        for chunk in _chunks(escape(text), SECTION_LIMIT)
+    ]
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:CONTEXT_LIMIT]}]}
+
+
+def _link_button(label: str, url: str, name: str) -> Block:
+    return {
+        "type": "button",
+        "text": {"type": "plain_text", "text": label[:BUTTON_LABEL_LIMIT]},
+        "url": url,
+        "action_id": f"gatebot:link:{name}",
+    }
+
+
+def _fallback(text: str) -> str:
+    return text[:SECTION_LIMIT]
+
+
+def render_reply(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
+    """One reply as (fallback text, blocks); None for a reply with nothing to show."""
+    if reply.get("type") == "card":
+        return _card(reply)
+    text = reply.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    blocks = sections(text)
+    titles: list[str] = []
+    for cite in reply.get("citations") or []:
+        title = cite.get("title") or cite.get("key") if isinstance(cite, dict) else None
+        if isinstance(title, str) and title and title not in titles:
+            titles.append(title)
+    if titles:
+        label = "Sources" if len(titles) > 1 else "Source"
+        blocks.append(_context(f"{label}: " + " · ".join(escape(t) for t in titles)))
+    if reply.get("role") == "staff":
+        blocks.append(_context("_A person from the team wrote this._"))
+    return _fallback(text), blocks[:MAX_BLOCKS]
+
+
+def _card(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
+    kind = reply.get("card")
+    if kind == "booking":
+        url = reply.get("url")
+        body = "*Book a time*\nPick a slot that suits you."
+        blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": body}}]
+        linkable = isinstance(url, str) and url.startswith(("https://", "http://"))
+        if linkable and isinstance(url, str) and len(url) <= URL_LIMIT:
+            blocks.append(
+                {"type": "actions", "elements": [_link_button("Open booking page", url, "booking")]}
+            )
+            return f"Book a time: {url}", blocks
+        if isinstance(url, str) and url:
+            blocks.extend(sections(url))
+        return "Book a time", blocks
+    if kind == "contact":
+        contact = reply.get("contact") if isinstance(reply.get("contact"), str) else ""
+        outcome = reply.get("outcome")
+        why = f"Write to us about your {outcome}." if outcome else "Write to us any time."
+        body = f"*Get in touch*\n{escape(why)}"
+        if contact and _EMAIL.match(contact):
+            # The address is a link in the text too: it works wherever the button does not.
+            body += f" <mailto:{contact}|{contact}>"
+        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": body}}]
+        if contact and _EMAIL.match(contact):
+            blocks.append(
+                {
+                    "type": "actions",
+                    "elements": [_link_button(contact, f"mailto:{contact}", "contact")],
+                }
+            )
+            return f"Get in touch: {contact}", blocks
+        if contact:
+            blocks.extend(sections(contact))
+        return "Get in touch", blocks
+    text = reply.get("text")
+    if isinstance(text, str) and text.strip():
+        return _fallback(text), sections(text)[:MAX_BLOCKS]
+    return None
+
+
+def desk_action_id(verb: str, escalation_id: int) -> str:
+    return f"gatebot:{verb}:{escalation_id}"
+
+
+def parse_desk_action(action_id: str) -> tuple[str, int] | None:
+    """(verb, escalation id) of a help-desk button, or None for any other action."""
+    match = DESK_ACTION.match(action_id)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def escalation(escalation_id: int, summary: str) -> tuple[str, list[Block]]:
+    """The help-desk post: the summary, then Take over / Hand back / Resolve."""
+    buttons: list[Block] = []
+    for verb, label in DESK_VERBS.items():
+        button: Block = {
+            "type": "button",
+            "text": {"type": "plain_text", "text": label},
+            "action_id": desk_action_id(verb, escalation_id),
+            "value": str(escalation_id),
+        }
+        if verb == "take_over":
+            button["style"] = "primary"
+        buttons.append(button)
+    body = sections(summary)[: MAX_BLOCKS - 2]
+    blocks = [
+        *body,
+        _context("Reply in this thread to write to the customer; replying takes the conversation."),
+        {"type": "actions", "block_id": f"gatebot-desk-{escalation_id}", "elements": buttons},
+    ]
+    first_line = summary.splitlines()[0] if summary else f"Escalation #{escalation_id}"
+    return _fallback(first_line), blocks
+
+
+_MARKUP = re.compile(r"<([^<>]+)>")
+
+
+def _unmark(match: re.Match[str]) -> str:
+    target, _, label = match.group(1).partition("|")
+    if target[:1] in ("@", "#"):  # <@U1>, <#C1|general>
+        return target[0] + (label or target[1:])
+    if target.startswith("!"):  # <!here>, <!subteam^S1|@team>
+        return label or "@" + target[1:]
+    return f"{label} ({target})" if label and label != target else target
+
+
+def plain_text(text: str) -> str:
+    """Slack's message markup as plain text, for the agent and for a customer on another
+    channel: ``<url|label>`` becomes ``label (url)``, ``<@U1>`` becomes ``@U1``, and the three
+    escaped characters come back."""
+    text = _MARKUP.sub(_unmark, text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

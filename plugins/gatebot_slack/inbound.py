@@ -1,0 +1,214 @@
+"""What an incoming Slack event or button click means, and the work it starts.
+
+Each listener only sorts the request and files the work as a task on the channel, so Slack gets
+its acknowledgement well inside its 3 seconds; the turn runs after.
+
+* A direct message, or a mention in a channel, is a customer's message. Each Slack thread is one
+  conversation (external id ``"<channel>:<thread ts>"``) and the replies go into that thread.
+  Later messages in a customer's thread count without a mention.
+* A message in a help-desk thread (an escalation's) is a staff reply, relayed to the customer.
+* A help-desk button is Take over / Hand back / Resolve, for members of the desk's channel.
+
+Slack redelivers an event it thinks was lost (``X-Slack-Retry-Num``), and a mention in a
+channel arrives twice, as ``app_mention`` and as ``message``. Both are one message, so the
+agent's inbox key is the message itself (``"<channel>:<ts>"``): a second delivery makes no
+second turn, and its duplicate result posts nothing. Bot messages and message subtypes (edits,
+joins, our own posts) are never read, so the bot cannot answer itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
+
+from bot.helpdesk import HelpDeskError
+from bot.store import Escalation
+from gatebot_slack import blocks
+
+if TYPE_CHECKING:
+    from gatebot_slack.channel import SlackChannel
+
+log = logging.getLogger(__name__)
+
+#: Staff messages already relayed, by "<channel>:<ts>". A staff reply is not an inbox message,
+#: so this is what keeps a redelivered one from reaching the customer twice.
+SEEN_STAFF_MESSAGES = 1000
+
+
+def _from_a_person(event: dict[str, Any]) -> bool:
+    return bool(
+        not event.get("subtype")
+        and not event.get("bot_id")
+        and event.get("user")
+        and event.get("channel")
+        and event.get("ts")
+    )
+
+
+def _retry(request: AsyncBoltRequest) -> str | None:
+    """Which redelivery this is; None for a first one (Socket Mode says 0)."""
+    values = request.headers.get("x-slack-retry-num") or []
+    return values[0] if values and values[0] not in ("", "0") else None
+
+
+class Inbound:
+    def __init__(self, channel: SlackChannel) -> None:
+        self.channel = channel
+        self._staff_seen: OrderedDict[str, None] = OrderedDict()
+
+    def register(self, bolt: AsyncApp) -> None:
+        bolt.event("message")(self.on_message)
+        bolt.event("app_mention")(self.on_mention)
+        bolt.action(blocks.DESK_ACTION)(self.on_desk_action)
+        bolt.action(blocks.LINK_ACTION)(self.on_link)
+
+    # -- listeners: sort, file the work, return --------------------------------------------------
+
+    async def on_message(
+        self, event: dict[str, Any], body: dict[str, Any], request: AsyncBoltRequest
+    ) -> None:
+        if _from_a_person(event):
+            self._file(self.message(event), "message", body, request)
+
+    async def on_mention(
+        self, event: dict[str, Any], body: dict[str, Any], request: AsyncBoltRequest
+    ) -> None:
+        if _from_a_person(event):
+            self._file(self.mention(event), "mention", body, request)
+
+    def _file(
+        self,
+        work: Coroutine[Any, Any, None],
+        kind: str,
+        body: dict[str, Any],
+        request: AsyncBoltRequest,
+    ) -> None:
+        event_id = body.get("event_id", "?")
+        retry = _retry(request)
+        if retry:
+            log.info("slack redelivered %s (retry %s); an answered one stays so", event_id, retry)
+        self.channel.spawn(work, f"{kind} {event_id}")
+
+    async def on_desk_action(
+        self, ack: AsyncAck, action: dict[str, Any], body: dict[str, Any]
+    ) -> None:
+        await ack()
+        parsed = blocks.parse_desk_action(action.get("action_id", ""))
+        user = (body.get("user") or {}).get("id")
+        where = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get(
+            "channel_id"
+        )
+        if parsed is None or not user or not where:
+            return
+        verb, escalation_id = parsed
+        self.channel.spawn(
+            self.desk_action(verb, escalation_id, user, where), f"{verb} #{escalation_id}"
+        )
+
+    async def on_link(self, ack: AsyncAck) -> None:
+        """A link button opens in the browser; the click still comes here and wants an ack."""
+        await ack()
+
+    # -- the work --------------------------------------------------------------------------------
+
+    def _escalation_of(self, channel: str, thread_ts: str | None) -> Escalation | None:
+        if not thread_ts:
+            return None
+        return self.channel.app.store.find_escalation(f"{channel}:{thread_ts}")
+
+    async def message(self, event: dict[str, Any]) -> None:
+        channel, ts, thread_ts = event["channel"], event["ts"], event.get("thread_ts")
+        esc = self._escalation_of(channel, thread_ts)
+        if esc is not None:
+            await self.staff_message(esc, event)
+        elif event.get("channel_type") == "im":
+            await self.customer_message(channel, thread_ts or ts, ts, event.get("text") or "")
+        elif thread_ts and self.channel.app.store.find_conversation(
+            self.channel.name, f"{channel}:{thread_ts}"
+        ):
+            await self.customer_message(channel, thread_ts, ts, event.get("text") or "")
+        # Anything else in a channel is people talking among themselves.
+
+    async def mention(self, event: dict[str, Any]) -> None:
+        channel, ts, thread_ts = event["channel"], event["ts"], event.get("thread_ts")
+        if self._escalation_of(channel, thread_ts) is not None:
+            return  # staff in a help-desk thread: their message event carries it
+        await self.customer_message(channel, thread_ts or ts, ts, event.get("text") or "")
+
+    def _customer_text(self, text: str) -> str:
+        bot = self.channel.bot_user_id
+        mention = rf"<@{re.escape(bot)}(\|[^>]*)?>" if bot else r"^\s*<@[A-Z0-9]+(\|[^>]*)?>"
+        return blocks.plain_text(re.sub(mention, "", text)).strip()
+
+    async def customer_message(self, channel: str, thread_ts: str, ts: str, raw: str) -> None:
+        text = self._customer_text(raw)
+        if not text:
+            return  # a bare mention
+        conv = await self.channel.conversation_for(f"{channel}:{thread_ts}")
+        key = f"{channel}:{ts}"
+        result = await self.channel.app.agent.handle(conv, text, key, inbox_key=key)
+        if result.duplicate:
+            log.info("slack: message %s was answered before; nothing posted", key)
+            return
+        await self.channel.post_replies(channel, thread_ts, result.replies)
+
+    def _first_time(self, key: str) -> bool:
+        if key in self._staff_seen:
+            return False
+        self._staff_seen[key] = None
+        if len(self._staff_seen) > SEEN_STAFF_MESSAGES:
+            self._staff_seen.popitem(last=False)
+        return True
+
+    async def staff_message(self, esc: Escalation, event: dict[str, Any]) -> None:
+        channel, ts, user = event["channel"], event["ts"], event["user"]
+        if not self._first_time(f"{channel}:{ts}"):
+            return
+        text = blocks.plain_text(event.get("text") or "").strip()
+        if not text:
+            return
+        try:
+            await self.channel.app.helpdesks.staff_reply(esc.id or 0, user, text)
+        except HelpDeskError as exc:
+            await self.channel.whisper(
+                channel, user, f"Not sent to the customer: {exc}", event.get("thread_ts")
+            )
+
+    async def desk_action(self, verb: str, escalation_id: int, user: str, where: str) -> None:
+        app = self.channel.app
+        esc = app.store.get_escalation(escalation_id)
+        try:
+            if esc is None:
+                raise HelpDeskError(f"no escalation #{escalation_id}")
+            if verb == "take_over":  # take_over checks membership itself
+                await app.helpdesks.take_over(escalation_id, user)
+                line = (
+                    f"<@{user}> took over: the agent is paused, and replies in this thread "
+                    "go to the customer."
+                )
+            else:
+                await self._require_member(esc, user)
+                if verb == "hand_back":
+                    await app.helpdesks.hand_back(escalation_id, user)
+                    line = f"<@{user}> handed the conversation back to the agent."
+                else:
+                    await app.helpdesks.resolve(escalation_id, user)
+                    line = f"<@{user}> resolved this escalation."
+        except HelpDeskError as exc:
+            await self.channel.whisper(where, user, f"Not done: {exc}", None)
+            return
+        if esc.thread:
+            await self.channel.note(esc.thread, line)
+
+    async def _require_member(self, esc: Escalation, user: str) -> None:
+        """HelpDesks checks membership on take-over only; hand back and resolve change the
+        conversation as much, so they are held to the same rule here."""
+        desk = next((h for h in self.channel.app.pack.helpdesks if h.name == esc.helpdesk), None)
+        if desk is not None and not await self.channel.is_member(desk, user):
+            raise HelpDeskError(f"{user} is not a member of the {desk.name} help desk")
