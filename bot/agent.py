@@ -111,18 +111,18 @@ class Agent:
                 self.events.publish(conv.id, event)
             return await self._turn(msg, external_id, clock)
 
-    async def recover(self) -> int:
-        """Run the turns of messages stored but never answered (the process died mid-turn)."""
-        count = 0
+    async def recover(self) -> list[tuple[Conversation, TurnResult]]:
+        """Run the turns of messages stored but never answered (the process died mid-turn).
+        Returns each with its conversation, so the caller can deliver the replies."""
+        done = []
         for msg in self.store.pending():
             conv = self.store.get_conversation(msg.conversation_id)
             if conv is None:
                 continue
             async with self._lock(conv.id):
                 if self.store.turn_for_message(msg.id or 0) is None:
-                    await self._turn(msg, msg.external_id, _Clock())
-                    count += 1
-        return count
+                    done.append((conv, await self._turn(msg, msg.external_id, _Clock())))
+        return done
 
     def _lock(self, conversation_id: str) -> asyncio.Lock:
         """The conversation's lock. Held only while a turn runs: the weak map forgets idle ones."""

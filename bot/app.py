@@ -141,12 +141,24 @@ class App:
         m.describe("gatebot_escalations_total", "counter", "Escalations queued, by reason.")
 
     async def start(self, channels: bool = True) -> None:
-        """Migrate, run plugins' startup, finish turns a crash interrupted, then start channels."""
+        """Migrate, run plugins' startup, start channels, then finish and deliver the turns a
+        crash interrupted. If anything fails, what already started is stopped again."""
+        try:
+            await self._start(channels)
+        except BaseException:
+            await self.stop()
+            raise
+        recovered = await self.agent.recover()
+        for conv, result in recovered:
+            adapter = self.channel(conv.channel)
+            if adapter is not None and result.replies:
+                await adapter.send(conv.id, result.replies)
+        if recovered:
+            log.warning("finished %d turn(s) interrupted by an earlier stop", len(recovered))
+
+    async def _start(self, channels: bool) -> None:
         self.store.migrate()
         await call_lifecycle(self.plugins.hook.startup(app=self))
-        recovered = await self.agent.recover()
-        if recovered:
-            log.warning("finished %d turn(s) interrupted by an earlier stop", recovered)
         if any(desk.email for desk in self.pack.helpdesks):
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")
         if channels:
@@ -158,8 +170,12 @@ class App:
                 chosen = adapter.name in wanted if wanted is not None else adapter.configured
                 if chosen:
                     self.channels.append(adapter)
-            for adapter in self.channels:
-                await adapter.start()
+            for adapter in list(self.channels):
+                try:
+                    await adapter.start()
+                except BaseException:
+                    self.channels.remove(adapter)  # never started: nothing to stop
+                    raise
 
     async def _sweep_forever(self, every: float = 30.0) -> None:
         """Email unclaimed escalations, every ``every`` seconds, until the app stops."""
