@@ -1,0 +1,150 @@
+"""``gatebot heads``: train a head from JSONL or from a pack's intents, and evaluate one."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from bot.errors import GatebotError
+
+if TYPE_CHECKING:
+    from bot.heads.train import TrainOptions
+
+DEFAULT_GATE = 0.9
+
+
+def _options(epochs: int, train_layers: int, no_none: bool, seed: int) -> TrainOptions:
+    # Imported here so `gatebot --help` does not pay for torch.
+    from bot.heads.train import TrainOptions
+
+    return TrainOptions(epochs=epochs, train_layers=train_layers, none_class=not no_none, seed=seed)
+
+
+@click.group("heads")
+def command() -> None:
+    """Train and evaluate the small classifiers (heads) that read intent and sentiment."""
+
+
+@command.command("train")
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSONL lines of {"text": ..., "label": ...}; label "oos" means out of scope.',
+)
+@click.option(
+    "--pack",
+    "pack_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Train the intent head from this pack's intents into PACK/heads/intent.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write the head to (with --data).",
+)
+@click.option("--name", default="intent", show_default=True, help="What the head reads.")
+@click.option(
+    "--epochs",
+    default=0,
+    show_default=True,
+    help="Encoder fine-tuning epochs; 0 keeps the shipped encoder frozen (small head).",
+)
+@click.option(
+    "--train-layers",
+    default=2,
+    show_default=True,
+    help="Top encoder layers tuned when --epochs > 0.",
+)
+@click.option("--no-none", is_flag=True, help="No 'none' class (unless the data has oos lines).")
+@click.option("--seed", default=0, show_default=True)
+def train(
+    data: Path | None,
+    pack_dir: Path | None,
+    out: Path | None,
+    name: str,
+    epochs: int,
+    train_layers: int,
+    no_none: bool,
+    seed: int,
+) -> None:
+    """Train a head and print its version (NAME@HASH) for a pack to pin."""
+    from bot.heads.train import read_jsonl, train_head
+
+    if (data is None) == (pack_dir is None):
+        raise click.UsageError("give exactly one of --data or --pack")
+    if pack_dir is not None:
+        from bot.packs import load_pack
+
+        pack = load_pack(pack_dir)
+        rows = [(ex, intent.name) for intent in pack.intents for ex in intent.examples]
+        out = out or pack_dir / "heads" / "intent"
+    else:
+        assert data is not None
+        if out is None:
+            raise click.UsageError("--out is required with --data")
+        try:
+            rows = read_jsonl(data)
+        except ValueError as exc:
+            raise GatebotError(str(exc)) from exc
+    start = time.monotonic()
+    try:
+        head = train_head(rows, name, out, _options(epochs, train_layers, no_none, seed))
+    except ValueError as exc:
+        raise GatebotError(str(exc)) from exc
+    click.echo(
+        f"trained {head.version} on {len(rows)} lines in {time.monotonic() - start:.1f}s -> {out}",
+        err=True,
+    )
+    click.echo(head.version)
+
+
+@command.command("eval")
+@click.option(
+    "--head",
+    "head_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--gate",
+    default=DEFAULT_GATE,
+    show_default=True,
+    help="Act only when the top label is not none and its probability is at least this.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def evaluate_cmd(head_dir: Path, data: Path, gate: float, as_json: bool) -> None:
+    """Coverage, selective accuracy, out-of-scope false acts and calibration at a gate."""
+    from bot.heads import load_head
+    from bot.heads.evaluate import evaluate
+    from bot.heads.train import read_jsonl
+
+    try:
+        rows = read_jsonl(data)
+        head = load_head(head_dir)
+    except (ValueError, FileNotFoundError) as exc:
+        raise GatebotError(str(exc)) from exc
+    result = evaluate(head, [t for t, _ in rows], [label for _, label in rows], gate)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    ins, oos = result["in_scope"], result["oos"]
+    click.echo(f"{head.version} on {result['n']} lines at gate {gate}")
+    click.echo(
+        f"  in scope ({ins['n']}): coverage {ins['coverage']:.3f}, selective accuracy "
+        f"{ins['selective_accuracy']:.3f}, accuracy {ins['accuracy']:.3f}"
+    )
+    click.echo(f"  out of scope ({oos['n']}): false act rate {oos['false_act_rate']:.3f}")
+    click.echo(f"  ECE {result['ece']:.4f}")
+
+
+if __name__ == "__main__":
+    # `python -m bot.cli.heads ...` works before the group is registered with `gatebot`.
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    command()

@@ -1,0 +1,68 @@
+"""Fitting the small parts of a head: a softmax layer over fixed embeddings, and its temperature.
+
+Both are full-batch L-BFGS in torch: a few thousand rows of 384 numbers fit in well under a second
+of CPU, so there is no reason for minibatches or a second ML library.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+
+def fit_softmax(
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    l2: float = 1e-4,
+    sample_weight: np.ndarray | None = None,
+    steps: int = 200,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multinomial logistic regression; returns (weight [C, D], bias [C])."""
+    xt = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+    yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
+    wt = (
+        torch.ones(len(yt))
+        if sample_weight is None
+        else torch.from_numpy(np.asarray(sample_weight, dtype=np.float32))
+    )
+    wt = wt / wt.sum()
+    weight = torch.zeros(n_classes, xt.shape[1], requires_grad=True)
+    bias = torch.zeros(n_classes, requires_grad=True)
+    opt = torch.optim.LBFGS(
+        [weight, bias], lr=1.0, max_iter=steps, history_size=20, line_search_fn="strong_wolfe"
+    )
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        nll = (F.cross_entropy(xt @ weight.T + bias, yt, reduction="none") * wt).sum()
+        loss = nll + l2 * (weight**2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return weight.detach().numpy().copy(), bias.detach().numpy().copy()
+
+
+def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
+    """The temperature T minimising held-out NLL of softmax(logits / T)."""
+    lt = torch.from_numpy(np.asarray(logits, dtype=np.float32))
+    yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
+    log_t = torch.zeros(1, requires_grad=True)  # optimise log T so T stays positive
+    opt = torch.optim.LBFGS([log_t], lr=0.5, max_iter=100, line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = F.cross_entropy(lt / log_t.exp(), yt)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return float(log_t.exp().item())
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)

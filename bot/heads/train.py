@@ -1,0 +1,149 @@
+"""Training a head from labelled lines: which classes, which split calibrates, which encoder.
+
+Two modes share one output format. Frozen (``epochs=0``): a softmax layer over the shipped
+encoder's embeddings, calibrated by a temperature fitted on out-of-fold logits, then refitted on
+everything; seconds, and the saved head is a few KB. Fine-tuned (``epochs>0``): the top encoder
+layers are tuned first (:mod:`bot.heads.finetune`) on all but a held-out calibration share; the
+saved head then carries its encoder (~90 MB), so it is for benchmarks and large packs, not for git.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bot.heads import NONE
+from bot.heads.encoder import embed, load_encoder
+from bot.heads.evaluate import OOS
+from bot.heads.linear import fit_softmax, fit_temperature
+from bot.heads.none_examples import GENERIC_NONE
+from bot.heads.trained import TrainedHead
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainOptions:
+    epochs: int = 0  # 0: frozen encoder
+    train_layers: int = 2  # encoder layers tuned when epochs > 0
+    none_class: bool = True  # add a ``none`` class (oos lines and generic off-topic lines)
+    generic_none: bool = True  # add GENERIC_NONE lines to the ``none`` class
+    l2: float = 1e-5
+    calibration_share: float = 0.1  # fine-tuned mode only; frozen mode cross-fits
+    folds: int = 5
+    seed: int = 0
+
+
+def read_jsonl(path: str | Path) -> list[tuple[str, str]]:
+    """(text, label) pairs from lines of ``{"text": ..., "label": ...}``; blank lines skipped."""
+    rows = []
+    with Path(path).open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                rows.append((str(item["text"]), str(item["label"])))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f'{path}:{n}: expected {{"text", "label"}} JSON') from exc
+    return rows
+
+
+def _classes(
+    rows: list[tuple[str, str]], opts: TrainOptions
+) -> tuple[list[str], list[str], list[str]]:
+    """(labels, texts, per-text label) with ``oos`` folded into ``none``."""
+    has_oos = any(label in (OOS, NONE) for _, label in rows)
+    with_none = opts.none_class or has_oos
+    texts = [t for t, _ in rows]
+    gold = [NONE if label == OOS else label for _, label in rows]
+    if with_none and opts.generic_none:
+        texts += list(GENERIC_NONE)
+        gold += [NONE] * len(GENERIC_NONE)
+    labels = sorted({g for g in gold if g != NONE}) + ([NONE] if with_none else [])
+    if len(labels) < 2:
+        raise ValueError(f"need at least two classes to train, got {labels}")
+    return labels, texts, gold
+
+
+def _folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """A fold number per row, dealt round-robin within each class so every fold sees each class."""
+    rng = random.Random(seed)
+    by_class: dict[int, list[int]] = defaultdict(list)
+    for i, c in enumerate(y.tolist()):
+        by_class[c].append(i)
+    fold = np.zeros(len(y), dtype=np.int64)
+    start = 0
+    for c in sorted(by_class):
+        idx = by_class[c]
+        rng.shuffle(idx)
+        for j, i in enumerate(idx):
+            fold[i] = (start + j) % k
+        start += len(idx)  # stagger so small classes do not all land in fold 0
+    return fold
+
+
+def _frozen(
+    x: np.ndarray, y: np.ndarray, n: int, opts: TrainOptions
+) -> tuple[np.ndarray, np.ndarray, float]:
+    fold = _folds(y, opts.folds, opts.seed)
+    oof = np.zeros((len(y), n), dtype=np.float32)
+    for k in range(opts.folds):
+        test = fold == k
+        w, b = fit_softmax(x[~test], y[~test], n, opts.l2)
+        oof[test] = x[test] @ w.T + b
+    temperature = fit_temperature(oof, y)
+    w, b = fit_softmax(x, y, n, opts.l2)
+    return w, b, temperature
+
+
+def train_head(
+    rows: list[tuple[str, str]], name: str, out: str | Path, opts: TrainOptions | None = None
+) -> TrainedHead:
+    """Train a head on (text, label) rows, save it to ``out`` and return it (version set)."""
+    opts = opts or TrainOptions()
+    t0 = time.monotonic()
+    labels, texts, gold = _classes(rows, opts)
+    index = {label: i for i, label in enumerate(labels)}
+    y = np.array([index[g] for g in gold], dtype=np.int64)
+    if opts.epochs <= 0:
+        x = embed(load_encoder(), texts)
+        w, b, temperature = _frozen(x, y, len(labels), opts)
+        head = TrainedHead(name, labels, w, b, temperature)
+        head.save(out)
+    else:
+        from bot.heads.finetune import finetune
+
+        fold = _folds(y, max(2, round(1 / opts.calibration_share)), opts.seed)
+        cal = fold == 0
+        encoder = load_encoder(fresh=True)
+        fit_texts = [t for t, c in zip(texts, cal, strict=True) if not c]
+        finetune(
+            encoder,
+            fit_texts,
+            y[~cal],
+            len(labels),
+            epochs=opts.epochs,
+            train_layers=opts.train_layers,
+            seed=opts.seed,
+        )
+        x = embed(encoder, texts)
+        w, b = fit_softmax(x[~cal], y[~cal], len(labels), opts.l2)
+        temperature = fit_temperature(x[cal] @ w.T + b, y[cal])
+        head = TrainedHead(name, labels, w, b, temperature)
+        head.save(out, encoder=encoder)
+    log.info(
+        "trained %s on %d lines in %.1fs (T=%.3f)",
+        head.version,
+        len(texts),
+        time.monotonic() - t0,
+        head.temperature,
+    )
+    return head

@@ -1,0 +1,138 @@
+"""A trained head on disk and in memory: a softmax layer (and temperature) over sentence embeddings.
+
+A head folder holds ``config.json`` (labels, temperature, which encoder), ``head.safetensors``
+(the layer's weight and bias) and, only when the encoder was fine-tuned, an ``encoder/`` folder.
+The version is ``NAME@`` and 12 hex of a SHA-256 over every file's path and bytes, so any change
+to any file gives a new version and an unchanged copy keeps it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bot.heads import NONE, Head
+from bot.heads.encoder import SHIPPED, embed, load_encoder, shipped_version
+from bot.heads.linear import softmax
+
+FORMAT = "gatebot-head/1"
+CONFIG, WEIGHTS, ENCODER_DIR = "config.json", "head.safetensors", "encoder"
+
+
+def content_version(path: Path, name: str) -> str:
+    """``NAME@<12 hex>`` over the folder's files (hidden files and caches skipped)."""
+    digest = hashlib.sha256()
+    files = sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file()
+        and not any(
+            part.startswith(".") or part == "__pycache__" for part in p.relative_to(path).parts
+        )
+    )
+    for file in files:
+        digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return f"{name}@{digest.hexdigest()[:12]}"
+
+
+class TrainedHead(Head):
+    """Softmax over (optionally fine-tuned) MiniLM embeddings, divided by a fitted temperature."""
+
+    def __init__(
+        self,
+        name: str,
+        labels: list[str],
+        weight: np.ndarray,
+        bias: np.ndarray,
+        temperature: float = 1.0,
+        encoder_path: Path | None = None,
+        version: str = "",
+    ) -> None:
+        if weight.shape[0] != len(labels) or bias.shape != (len(labels),):
+            raise ValueError(f"weights for {weight.shape[0]} labels, but {len(labels)} labels")
+        self.name, self.labels, self.version = name, list(labels), version
+        self.weight = np.asarray(weight, dtype=np.float32)
+        self.bias = np.asarray(bias, dtype=np.float32)
+        self.temperature = float(temperature)
+        self.encoder_path = encoder_path  # None: the shipped encoder
+
+    @property
+    def has_none(self) -> bool:
+        return NONE in self.labels
+
+    def probabilities(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """[len(texts), len(labels)] calibrated probabilities, in ``labels`` order."""
+        if not texts:
+            return np.zeros((0, len(self.labels)), dtype=np.float32)
+        x = embed(load_encoder(self.encoder_path), texts, batch_size)
+        return softmax((x @ self.weight.T + self.bias) / self.temperature)
+
+    def predict(self, texts: list[str]) -> list[list[tuple[str, float]]]:
+        probs = self.probabilities(texts)
+        order = np.argsort(-probs, axis=1, kind="stable")
+        return [
+            [(self.labels[j], float(row[j])) for j in idx]
+            for row, idx in zip(probs, order, strict=True)
+        ]
+
+    def save(self, path: str | Path, encoder: Any = None) -> str:
+        """Write the head (and a fine-tuned ``encoder``, if given) to ``path``; return the version.
+
+        Stale files from an earlier head in the same folder are removed first, since every file
+        there counts towards the version.
+        """
+        from safetensors.numpy import save_file
+
+        root = Path(path)
+        root.mkdir(parents=True, exist_ok=True)
+        for old in (root / CONFIG, root / WEIGHTS):
+            old.unlink(missing_ok=True)
+        if encoder is not None:
+            encoder.save(str(root / ENCODER_DIR))
+            self.encoder_path = root / ENCODER_DIR
+        elif (root / ENCODER_DIR).exists():
+            import shutil
+
+            shutil.rmtree(root / ENCODER_DIR)
+        config = {
+            "format": FORMAT,
+            "name": self.name,
+            "labels": self.labels,
+            "temperature": round(self.temperature, 6),
+            "encoder": ENCODER_DIR if self.encoder_path is not None else SHIPPED,
+            "encoder_version": shipped_version(),
+        }
+        (root / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        save_file({"weight": self.weight, "bias": self.bias}, str(root / WEIGHTS))
+        (root / WEIGHTS).chmod(0o644)  # safetensors writes 0600; the head ships in a package
+        self.version = content_version(root, self.name)
+        return self.version
+
+
+def load_trained(path: str | Path) -> TrainedHead:
+    """Read a head folder written by :meth:`TrainedHead.save`. Never touches the network."""
+    from safetensors.numpy import load_file
+
+    root = Path(path)
+    config_file = root / CONFIG
+    if not config_file.is_file():
+        raise FileNotFoundError(f"{root}: not a head folder (no {CONFIG})")
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    if config.get("format") != FORMAT:
+        raise ValueError(f"{root}: unknown head format {config.get('format')!r}")
+    tensors = load_file(str(root / WEIGHTS))
+    encoder = root / ENCODER_DIR if config.get("encoder") == ENCODER_DIR else None
+    return TrainedHead(
+        name=config["name"],
+        labels=config["labels"],
+        weight=tensors["weight"],
+        bias=tensors["bias"],
+        temperature=config.get("temperature", 1.0),
+        encoder_path=encoder,
+        version=content_version(root, config["name"]),
+    )
