@@ -24,16 +24,14 @@ from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.playbook import HANDOFF_WHEN_ASKED, Decision, decide
 from bot.providers import ModelProvider
+from bot.reading import Readers
 from bot.record import new_record
 from bot.recorders import Recorder
-from bot.router import KeywordRouter
 from bot.scope import check_scope
 from bot.store import Conversation, Message, Store
 from bot.values import propose, read_values
 
 log = logging.getLogger(__name__)
-
-SENTIMENT_VERSION = "keyword-lexicon@1"
 
 
 @dataclass
@@ -70,11 +68,12 @@ class Agent:
         events: EventBus,
         metrics: Metrics,
         preflight: str = "off",
+        readers: Readers | None = None,
     ) -> None:
         self.pack, self.store, self.events, self.metrics = pack, store, events, metrics
         self.recorders = recorders
         self.preflight = preflight
-        self.router = KeywordRouter(pack)
+        self.readers = readers or Readers(pack)
         self.provider = provider
         #: Where an escalation goes (the app points it at the help desks) and where a message
         #: goes while staff have the conversation.
@@ -141,7 +140,7 @@ class Agent:
             return await self._paused_turn(conv, msg, record, clock)
         record["versions"] = {
             "pack": self.pack.version,
-            "heads": {"intent": self.router.version, "sentiment": SENTIMENT_VERSION},
+            "heads": self.readers.versions,
         }
         state: dict[str, Any] = {"values": {}, **conv.state}
         clock.lap("inbox")
@@ -150,7 +149,7 @@ class Agent:
         record["scope"] = {"verdict": scope["verdict"], "rule": scope["rule"]}
         clock.lap("scope")
 
-        intent_read, sentiment_read = self._read_heads(msg.text, state)
+        intent_read, sentiment_read = await self._read_heads(msg.text, state)
         record["reads"] = [intent_read, sentiment_read]
         clock.lap("heads")
 
@@ -239,29 +238,25 @@ class Agent:
             await self.relay(conv, msg)
         return TurnResult([], record)
 
-    def _read_heads(
+    async def _read_heads(
         self, text: str, state: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        answer, confidence, ranking = self.router.intent(text)
         options = state.pop("clarify_options", None)
-        if options and answer not in options:
-            # After "did you mean X or Y?", read the reply against just those.
-            narrowed = [r for r in ranking if r.name in options]
-            if narrowed:
-                answer, confidence = narrowed[0].name, max(confidence, 0.95)
+        intent = await self.readers.intent(text, options)
+        gates_ = self.pack.gates
         intent_read = gates.read(
-            "intent", self.router.version, answer, confidence, "intent", self.pack.gates["intent"]
+            "intent", intent.version, intent.answer, intent.confidence, "intent", gates_["intent"]
         )
-        intent_read["ranking"] = [{"name": r.name, "score": round(r.score, 3)} for r in ranking[:3]]
-        label, conf, score = self.router.sentiment(text)
+        intent_read["ranking"] = intent.ranking
+        mood = await self.readers.sentiment(text)
         sentiment_read = gates.read(
             "sentiment",
-            SENTIMENT_VERSION,
-            label,
-            conf,
+            mood.version,
+            mood.label,
+            mood.confidence,
             "sentiment",
-            self.pack.gates["sentiment"],
-            score=round(score, 3),
+            gates_["sentiment"],
+            score=round(mood.score, 3),
         )
         return intent_read, sentiment_read
 

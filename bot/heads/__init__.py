@@ -7,12 +7,31 @@ is there. Its ``version`` is a hash of its files, so a pack can pin it and every
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from pathlib import Path
 
 NONE = "none"
 
-__all__ = ["NONE", "Head", "load_head"]
+__all__ = ["NONE", "Head", "content_version", "load_head"]
+
+
+def content_version(path: Path, name: str) -> str:
+    """``NAME@<12 hex>`` over the folder's files (hidden files and caches skipped). Here, away
+    from the training code, so a pack can check a pin without importing torch."""
+    digest = hashlib.sha256()
+    files = sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file()
+        and not any(
+            part.startswith(".") or part == "__pycache__" for part in p.relative_to(path).parts
+        )
+    )
+    for file in files:
+        digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return f"{name}@{digest.hexdigest()[:12]}"
 
 
 class Head(ABC):

@@ -8,36 +8,18 @@ to any file gives a new version and an unchanged copy keeps it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bot.heads import NONE, Head
+from bot.heads import NONE, Head, content_version
 from bot.heads.encoder import SHIPPED, embed, load_encoder, shipped_version
 from bot.heads.linear import softmax
 
 FORMAT = "gatebot-head/1"
 CONFIG, WEIGHTS, ENCODER_DIR = "config.json", "head.safetensors", "encoder"
-
-
-def content_version(path: Path, name: str) -> str:
-    """``NAME@<12 hex>`` over the folder's files (hidden files and caches skipped)."""
-    digest = hashlib.sha256()
-    files = sorted(
-        p
-        for p in path.rglob("*")
-        if p.is_file()
-        and not any(
-            part.startswith(".") or part == "__pycache__" for part in p.relative_to(path).parts
-        )
-    )
-    for file in files:
-        digest.update(file.relative_to(path).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(file.read_bytes()).digest())
-    return f"{name}@{digest.hexdigest()[:12]}"
 
 
 class TrainedHead(Head):

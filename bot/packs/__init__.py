@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 
 from bot.errors import PackError, PackErrors
+from bot.heads import content_version
 from bot.packs import schema
 from bot.packs.model import (
     DEFAULT_GATES,
@@ -171,6 +172,7 @@ def _build(root: Path, files: dict[str, _Loaded], documents: list[Document]) -> 
         out_of_scope=[ScopeRule(**t) for t in scope.get("out_of_scope", [])],
         excluded_names=meta.get("excluded_names", []),
         booking=meta.get("booking", {"enabled": False, "contact": ""}),
+        heads=meta.get("heads", {}),
         intents=[Intent(**i) for i in _data(files, "intents.yaml")["intents"]],
         default_move=play["default_move"],
         signup_cooldown_turns=play.get("signup_cooldown_turns", 3),
@@ -185,9 +187,29 @@ def _build(root: Path, files: dict[str, _Loaded], documents: list[Document]) -> 
     )
 
 
+def _check_heads(pack: Pack, meta: _Loaded, errors: list[PackError]) -> None:
+    """A pinned head must be there, byte for byte the version the pack names."""
+    for name, pin in pack.heads.items():
+        folder = pack.root / pin["path"]
+        where = ("heads", name)
+        if not (folder / "config.json").is_file():
+            errors.append(meta.error((*where, "path"), f"no trained head at {pin['path']}"))
+            continue
+        actual = content_version(folder, name)
+        if actual != pin["version"]:
+            errors.append(
+                meta.error(
+                    (*where, "version"),
+                    f"pins {pin['version']} but the files are {actual}: retrain with "
+                    f"`gatebot heads train --pack` or update the pin",
+                )
+            )
+
+
 def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError]) -> None:
     """What no single file's schema can see: names that must resolve across files."""
     intents, play = files["intents.yaml"], files["playbook.yaml"]
+    _check_heads(pack, files["pack.yaml"], errors)
     slots = {s.name for s in pack.slots}
     intent_names = [i.name for i in pack.intents]
     for i, intent in enumerate(pack.intents):

@@ -108,6 +108,7 @@ class Pack:
     out_of_scope: list[ScopeRule]
     excluded_names: list[str]
     booking: dict[str, Any]
+    heads: dict[str, dict[str, str]]  # name -> {"path", "version"}: trained heads the pack pins
     intents: list[Intent]
     default_move: str
     signup_cooldown_turns: int

@@ -74,6 +74,10 @@ PACK = _obj(
             ["topics"],
         ),
         "excluded_names": _str_list,
+        "heads": {
+            "type": "object",
+            "additionalProperties": _obj({"path": _str, "version": _str}, ["path", "version"]),
+        },
         "booking": _obj(
             {"enabled": {"type": "boolean"}, "url": _str, "contact": _str}, ["enabled", "contact"]
         ),

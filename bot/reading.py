@@ -1,0 +1,127 @@
+"""Reading intent and sentiment: the pack's trained heads when they can run, else the keyword
+router, and a record that always says which one read.
+
+With a pinned intent head, its reading is the one gated. The keyword router still reads beside
+it: when the head is unsure but both name the same intent and the router's declared phrase is
+clear, the two independent readers agreeing is taken as confident (the version says both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from bot.heads import NONE, Head
+from bot.packs import Pack
+from bot.router import KeywordRouter
+
+log = logging.getLogger(__name__)
+
+LEXICON_VERSION = "keyword-lexicon@1"
+#: p(negative) from the sentiment head at which a visitor reads as hostile. The shipped head is
+#: rarely very sure (TweetEval is noisy), so this sits below the 0.9 a sharper head would use.
+HOSTILE_AT = 0.8
+
+
+@dataclass
+class IntentReading:
+    answer: str
+    confidence: float
+    ranking: list[dict[str, Any]]  # the likeliest few: {"name", "score"}
+    version: str
+
+
+@dataclass
+class SentimentReading:
+    label: str  # hostile | negative | neutral | positive
+    confidence: float
+    score: float  # in [-1, 1]
+    version: str
+
+
+def heads_wanted() -> bool:
+    return os.environ.get("GATEBOT_HEADS", "on").strip().lower() not in ("off", "0", "false")
+
+
+def _load(pack: Pack, name: str) -> Head | None:
+    pin = pack.heads.get(name)
+    if pin is None:
+        return None
+    try:
+        from bot.heads import load_head
+
+        return load_head(pack.root / pin["path"])
+    except ImportError as exc:  # the ml extra is not installed: the router reads instead
+        log.warning("%s head not loaded (%s); the keyword router reads instead", name, exc)
+        return None
+
+
+def _default_sentiment() -> Head | None:
+    try:
+        from bot.heads.sentiment import load_default_sentiment
+
+        return load_default_sentiment()
+    except ImportError as exc:
+        log.warning("sentiment head not loaded (%s); the lexicon reads instead", exc)
+        return None
+
+
+class Readers:
+    def __init__(self, pack: Pack, use_heads: bool | None = None) -> None:
+        self.pack = pack
+        self.router = KeywordRouter(pack)
+        use = heads_wanted() if use_heads is None else use_heads
+        self.intent_head = _load(pack, "intent") if use else None
+        self.sentiment_head = _default_sentiment() if use else None
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return {
+            "intent": self.intent_head.version if self.intent_head else self.router.version,
+            "sentiment": (self.sentiment_head.version if self.sentiment_head else LEXICON_VERSION),
+        }
+
+    async def intent(self, text: str, options: list[str] | None) -> IntentReading:
+        answer, confidence, ranked = self.router.intent(text)
+        router = IntentReading(
+            answer,
+            confidence,
+            [{"name": r.name, "score": round(r.score, 3)} for r in ranked[:3]],
+            self.router.version,
+        )
+        reading = router
+        if self.intent_head is not None:
+            (predicted,) = await asyncio.to_thread(self.intent_head.predict, [text])
+            top, p = predicted[0]
+            reading = IntentReading(
+                top,
+                p,
+                [{"name": n, "score": round(q, 4)} for n, q in predicted[:3] if n != NONE],
+                self.intent_head.version,
+            )
+            gate = self.pack.gates["intent"]
+            if p < gate and top == router.answer and router.confidence >= gate:
+                reading.confidence = router.confidence
+                reading.version = f"{self.intent_head.version}+{self.router.version}"
+        if options and reading.answer not in options:
+            # After "did you mean X or Y?", read the reply against just those.
+            narrowed = [r for r in reading.ranking if r["name"] in options]
+            if narrowed and router.answer in options:
+                reading.answer, reading.confidence = router.answer, max(router.confidence, 0.95)
+            elif narrowed:
+                reading.answer = narrowed[0]["name"]
+        return reading
+
+    async def sentiment(self, text: str) -> SentimentReading:
+        label, confidence, score = self.router.sentiment(text)
+        if self.sentiment_head is None or label == "hostile":
+            return SentimentReading(label, confidence, score, LEXICON_VERSION)
+        from bot.heads.sentiment import sentiment_score
+
+        (predicted,) = await asyncio.to_thread(self.sentiment_head.predict, [text])
+        read = sentiment_score(predicted, hostile_at=HOSTILE_AT)
+        label = "hostile" if read.hostile else read.label
+        return SentimentReading(label, read.confidence, read.score, self.sentiment_head.version)
