@@ -92,3 +92,16 @@ async def client(app: App) -> AsyncIterator[TestClient]:
     server = TestServer(build_web_app(app), host="127.0.0.1")
     async with TestClient(server) as test_client:
         yield test_client
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_heads() -> None:
+    """Load the sentence encoder once, before any test: the first load takes seconds, which must
+    not land inside a test's bounded wait (Slack's three-second acknowledgement, for one)."""
+    from bot.packs import load_pack
+    from bot.reading import Readers
+
+    readers = Readers(load_pack(ACME))
+    for head in (readers.intent_head, readers.sentiment_head):
+        if head is not None:
+            head.predict(["hello"])

@@ -207,6 +207,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     request.app[SOCKETS_KEY].add(ws)
     queue = gb.events.subscribe(conv.id)
     reader = asyncio.ensure_future(ws.receive())
+    getter: asyncio.Future[dict[str, Any]] | None = None
     try:
         while not ws.closed:
             getter = asyncio.ensure_future(queue.get())
@@ -229,7 +230,10 @@ async def events(request: web.Request) -> web.StreamResponse:
                     break
                 reader = asyncio.ensure_future(ws.receive())
     finally:
+        # Both waits, whichever is pending: aiohttp cancels this handler when the client closes.
         reader.cancel()
+        if getter is not None:
+            getter.cancel()
         gb.events.unsubscribe(conv.id, queue)
         await ws.close()
     return ws
