@@ -242,13 +242,12 @@ class Agent:
         self, text: str, state: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         options = state.pop("clarify_options", None)
-        intent = await self.readers.intent(text, options)
+        intent, mood = await self.readers.read(text, options)
         gates_ = self.pack.gates
         intent_read = gates.read(
             "intent", intent.version, intent.answer, intent.confidence, "intent", gates_["intent"]
         )
         intent_read["ranking"] = intent.ranking
-        mood = await self.readers.sentiment(text)
         sentiment_read = gates.read(
             "sentiment",
             mood.version,

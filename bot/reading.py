@@ -69,6 +69,11 @@ def _default_sentiment() -> Head | None:
         return None
 
 
+def _on_shipped_encoder(head: Head | None) -> bool:
+    """A head over the shipped encoder can share one embedding with the others."""
+    return head is not None and getattr(head, "encoder_path", True) is None
+
+
 class Readers:
     def __init__(self, pack: Pack, use_heads: bool | None = None) -> None:
         self.pack = pack
@@ -76,6 +81,29 @@ class Readers:
         use = heads_wanted() if use_heads is None else use_heads
         self.intent_head = _load(pack, "intent") if use else None
         self.sentiment_head = _default_sentiment() if use else None
+        self._batcher: Any = None
+        if self.intent_head is not None or self.sentiment_head is not None:
+            from bot.heads.batching import EmbeddingBatcher
+            from bot.heads.encoder import embed, load_encoder
+
+            self._batcher = EmbeddingBatcher(lambda texts: embed(load_encoder(), texts))
+
+    async def read(
+        self, text: str, options: list[str] | None
+    ) -> tuple[IntentReading, SentimentReading]:
+        """Both readings of one message, from one (batched) embedding of it."""
+        shared = [h for h in (self.intent_head, self.sentiment_head) if _on_shipped_encoder(h)]
+        vector = await self._batcher.embed(text) if shared and self._batcher else None
+        return await self.intent(text, options, vector), await self.sentiment(text, vector)
+
+    async def _predict(self, head: Head, text: str, vector: Any) -> list[tuple[str, float]]:
+        if vector is not None and _on_shipped_encoder(head):
+            return head.predict_embedded(vector[None, :])[0]  # type: ignore[attr-defined]
+        if _on_shipped_encoder(head) and self._batcher is not None:
+            vector = await self._batcher.embed(text)
+            return head.predict_embedded(vector[None, :])[0]  # type: ignore[attr-defined]
+        (predicted,) = await asyncio.to_thread(head.predict, [text])
+        return predicted
 
     @property
     def versions(self) -> dict[str, str]:
@@ -84,7 +112,9 @@ class Readers:
             "sentiment": (self.sentiment_head.version if self.sentiment_head else LEXICON_VERSION),
         }
 
-    async def intent(self, text: str, options: list[str] | None) -> IntentReading:
+    async def intent(
+        self, text: str, options: list[str] | None, vector: Any = None
+    ) -> IntentReading:
         answer, confidence, ranked = self.router.intent(text)
         router = IntentReading(
             answer,
@@ -94,7 +124,7 @@ class Readers:
         )
         reading = router
         if self.intent_head is not None:
-            (predicted,) = await asyncio.to_thread(self.intent_head.predict, [text])
+            predicted = await self._predict(self.intent_head, text, vector)
             top, p = predicted[0]
             reading = IntentReading(
                 top,
@@ -115,13 +145,13 @@ class Readers:
                 reading.answer = narrowed[0]["name"]
         return reading
 
-    async def sentiment(self, text: str) -> SentimentReading:
+    async def sentiment(self, text: str, vector: Any = None) -> SentimentReading:
         label, confidence, score = self.router.sentiment(text)
         if self.sentiment_head is None or label == "hostile":
             return SentimentReading(label, confidence, score, LEXICON_VERSION)
         from bot.heads.sentiment import sentiment_score
 
-        (predicted,) = await asyncio.to_thread(self.sentiment_head.predict, [text])
+        predicted = await self._predict(self.sentiment_head, text, vector)
         read = sentiment_score(predicted, hostile_at=HOSTILE_AT)
         label = "hostile" if read.hostile else read.label
         return SentimentReading(label, read.confidence, read.score, self.sentiment_head.version)

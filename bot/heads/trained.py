@@ -51,11 +51,21 @@ class TrainedHead(Head):
         """[len(texts), len(labels)] calibrated probabilities, in ``labels`` order."""
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        x = embed(load_encoder(self.encoder_path), texts, batch_size)
+        return self.probabilities_of(embed(load_encoder(self.encoder_path), texts, batch_size))
+
+    def probabilities_of(self, x: np.ndarray) -> np.ndarray:
+        """The same from embeddings already made by this head's encoder."""
         return softmax((x @ self.weight.T + self.bias) / self.temperature)
 
     def predict(self, texts: list[str]) -> list[list[tuple[str, float]]]:
-        probs = self.probabilities(texts)
+        return self.ranked(self.probabilities(texts))
+
+    def predict_embedded(self, x: np.ndarray) -> list[list[tuple[str, float]]]:
+        """:meth:`predict` for embeddings from the shipped encoder (``encoder_path`` None), so
+        several heads can share one embedding of a message."""
+        return self.ranked(self.probabilities_of(x))
+
+    def ranked(self, probs: np.ndarray) -> list[list[tuple[str, float]]]:
         order = np.argsort(-probs, axis=1, kind="stable")
         return [
             [(self.labels[j], float(row[j])) for j in idx]

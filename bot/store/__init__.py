@@ -97,6 +97,22 @@ class Store:
             s.commit()
         return conv, token
 
+    def conversation_for(
+        self, channel: str, external_id: str, language: str = "en"
+    ) -> Conversation:
+        """The conversation of a platform thread, made on its first message. Safe when two
+        processes race: the unique index decides, and the loser reads the winner's row."""
+        found = self.find_conversation(channel, external_id)
+        if found is not None:
+            return found
+        try:
+            return self.create_conversation(channel, external_id=external_id, language=language)[0]
+        except IntegrityError:
+            found = self.find_conversation(channel, external_id)
+            if found is None:
+                raise
+            return found
+
     def get_conversation(self, conversation_id: str) -> Conversation | None:
         with self.session() as s:
             return s.get(Conversation, conversation_id)

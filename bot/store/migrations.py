@@ -106,6 +106,60 @@ def m001_initial(conn: Connection) -> None:
 
 
 @migration
+def m002_knowledge(conn: Connection) -> None:
+    """Knowledge passages, their embedding vectors, the pack version they were cut from and the
+    BM25 index built over them (the gatebot_knowledge plugin)."""
+    md = sa.MetaData()
+    sa.Table(
+        "knowledge_passages",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("pack", sa.String(128), nullable=False, index=True),
+        sa.Column("key", sa.String(255), nullable=False),
+        sa.Column("position", sa.Integer, nullable=False),
+        sa.Column("kind", sa.String(8), nullable=False),
+        sa.Column("title", sa.Text, nullable=False),
+        sa.Column("text", sa.Text, nullable=False),
+        sa.Column("source", sa.String(512), nullable=False),
+        sa.Column("keywords", sa.JSON, nullable=False),
+        sa.Column("content_hash", sa.String(64), nullable=False, index=True),
+        sa.Column("title_hash", sa.String(64), nullable=False, index=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("pack", "key", name="uq_knowledge_passages_pack_key"),
+    )
+    sa.Table(
+        "knowledge_vectors",
+        md,
+        sa.Column("content_hash", sa.String(64), primary_key=True),
+        sa.Column("model", sa.String(255), primary_key=True),
+        sa.Column("dim", sa.Integer, nullable=False),
+        sa.Column("vector", sa.LargeBinary, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    sa.Table(
+        "knowledge_packs",
+        md,
+        sa.Column("pack", sa.String(128), primary_key=True),
+        sa.Column("version", sa.String(64), nullable=False),
+        sa.Column("passages", sa.Integer, nullable=False),
+        sa.Column("indexed_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    sa.Table(
+        "knowledge_bm25",
+        md,
+        sa.Column("pack", sa.String(128), primary_key=True),
+        sa.Column("version", sa.String(128), nullable=False),
+        sa.Column("num_docs", sa.Integer, nullable=False),
+        sa.Column("vocab", sa.LargeBinary, nullable=False),
+        sa.Column("data", sa.LargeBinary, nullable=False),
+        sa.Column("indices", sa.LargeBinary, nullable=False),
+        sa.Column("indptr", sa.LargeBinary, nullable=False),
+        sa.Column("built_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    md.create_all(conn)
+
+
+@migration
 def m003_helpdesk(conn: Connection) -> None:
     """Escalations learn their kind, help-desk thread, delivery and outcome; messages their
     staff author."""
@@ -117,6 +171,17 @@ def m003_helpdesk(conn: Connection) -> None:
         ("messages", "author", "VARCHAR(255)"),
     ]:
         conn.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
+
+
+@migration
+def m004_conversation_key(conn: Connection) -> None:
+    """One conversation per platform thread, even with several bot processes."""
+    conn.execute(
+        sa.text(
+            "CREATE UNIQUE INDEX uq_conversations_channel_external "
+            "ON conversations (channel, external_id)"
+        )
+    )
 
 
 _applied = sa.Table(

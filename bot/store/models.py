@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -15,6 +15,9 @@ def now() -> datetime:
 
 class Conversation(SQLModel, table=True):
     __tablename__ = "conversations"
+    __table_args__ = (
+        Index("uq_conversations_channel_external", "channel", "external_id", unique=True),
+    )
     id: str = Field(primary_key=True, max_length=64)
     channel: str = Field(index=True, max_length=32)
     external_id: str | None = Field(default=None, index=True, max_length=255)
@@ -85,3 +88,59 @@ class Escalation(SQLModel, table=True):
     outcome: str | None = Field(default=None, max_length=64)
     created_at: datetime = Field(default_factory=now)
     updated_at: datetime = Field(default_factory=now)
+
+
+class KnowledgePassage(SQLModel, table=True):
+    """One citable passage of a pack (gatebot_knowledge): an FAQ entry or a document piece."""
+
+    __tablename__ = "knowledge_passages"
+    __table_args__ = (UniqueConstraint("pack", "key", name="uq_knowledge_passages_pack_key"),)
+    id: int | None = Field(default=None, primary_key=True)
+    pack: str = Field(index=True, max_length=128)
+    key: str = Field(max_length=255)  # what a reply cites: "faq-trial", "doc-monitor#alerts"
+    position: int  # reading order within the pack
+    kind: str = Field(max_length=8)  # faq | doc
+    title: str
+    text: str
+    source: str = Field(max_length=512)
+    keywords: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    content_hash: str = Field(index=True, max_length=64)  # of what is embedded: title + text
+    title_hash: str = Field(index=True, max_length=64)
+    updated_at: datetime = Field(default_factory=now)
+
+
+class KnowledgeVector(SQLModel, table=True):
+    """An embedding keyed by the hash of the text embedded and the model id: the same text under
+    the same model is embedded once, whichever pack or passage holds it."""
+
+    __tablename__ = "knowledge_vectors"
+    content_hash: str = Field(primary_key=True, max_length=64)
+    model: str = Field(primary_key=True, max_length=255)
+    dim: int
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # float32, little-endian
+    created_at: datetime = Field(default_factory=now)
+
+
+class KnowledgePack(SQLModel, table=True):
+    """The pack version the stored passages were cut from, so a start can skip re-cutting."""
+
+    __tablename__ = "knowledge_packs"
+    pack: str = Field(primary_key=True, max_length=128)
+    version: str = Field(max_length=64)
+    passages: int = 0
+    indexed_at: datetime = Field(default_factory=now)
+
+
+class KnowledgeBm25(SQLModel, table=True):
+    """A pack's BM25 index as arrays (a CSC matrix of per-word passage scores), so a start loads
+    it instead of tokenizing every passage again (15 s at 100,000 passages)."""
+
+    __tablename__ = "knowledge_bm25"
+    pack: str = Field(primary_key=True, max_length=128)
+    version: str = Field(max_length=128)  # pack version + tokenizer + BM25 parameters
+    num_docs: int
+    vocab: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # words, one per line
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # float32 scores
+    indices: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # int32 passage rows
+    indptr: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # int64 column starts
+    built_at: datetime = Field(default_factory=now)

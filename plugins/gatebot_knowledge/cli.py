@@ -1,0 +1,121 @@
+"""``gatebot knowledge``: index a pack, search it, read a passage, evaluate on a BEIR collection.
+
+The store is the one the app uses (``DATABASE_URL``, else SQLite under ``GATEBOT_DATA_DIR``), so
+``index`` run ahead of a deploy leaves nothing for the app to embed at start. Progress and log
+lines go to stderr; with ``--json`` stdout carries one JSON document and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bot.config import Settings
+from bot.packs import load_pack
+from bot.store import Store
+
+
+def _store() -> Store:
+    store = Store(Settings.from_env().database_url)
+    store.migrate()
+    return store
+
+
+def _retriever(pack_path: str | None, mode: str | None = None, progress: bool | None = None) -> Any:
+    from gatebot_knowledge.retriever import KnowledgeRetriever
+
+    path = Path(pack_path) if pack_path else Settings.from_env().pack
+    return KnowledgeRetriever(load_pack(path), _store(), mode=mode, progress=progress)
+
+
+@click.group("knowledge")
+def knowledge() -> None:
+    """Knowledge search: passages, embeddings and BM25 (the gatebot_knowledge plugin)."""
+
+
+@knowledge.command("index")
+@click.argument("pack", type=click.Path(exists=True, file_okay=False))
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a TTY).")
+@click.option("--prune", is_flag=True, help="Then delete vectors no stored passage uses.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def index_cmd(pack: str, progress: bool | None, prune: bool, as_json: bool) -> None:
+    """Cut PACK into passages, store them and embed what is not stored yet."""
+    retriever = _retriever(pack, progress=progress)
+    report = asdict(retriever.build())
+    if prune:
+        from bot.store.passages import prune_vectors
+
+        report["pruned"] = prune_vectors(retriever.store)
+    if as_json:
+        click.echo(json.dumps(report))
+        return
+    click.echo(
+        f"{report['passages']} passages of {retriever.pack.name}, {report['embedded']} embedded, "
+        f"mode {report['mode']}, {report['seconds']} s"
+    )
+
+
+@knowledge.command("search")
+@click.argument("query")
+@click.option("--k", "k", default=5, show_default=True, help="How many passages.")
+@click.option("--pack", "pack", default=None, help="Pack folder (default: GATEBOT_PACK).")
+@click.option("--mode", type=click.Choice(["hybrid", "embeddings", "bm25"]), default=None)
+@click.option("--all", "ungated", is_flag=True, help="Also passages too far to answer from.")
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+def search_cmd(
+    query: str, k: int, pack: str | None, mode: str | None, ungated: bool, as_json: bool
+) -> None:
+    """The passages the agent would answer QUERY from, best first."""
+    retriever = _retriever(pack, mode)
+    retriever.build()
+    facts = retriever.search_sync(query, k, gate=not ungated)
+    if as_json:
+        click.echo(json.dumps([asdict(f) for f in facts]))
+        return
+    if not facts:
+        click.echo("no passage is close enough to answer from")
+    for f in facts:
+        click.echo(f"[{f.key}] {f.score:.3f} {f.mode}  {f.title}\n    {f.text}")
+
+
+@knowledge.command("read")
+@click.argument("key")
+@click.option("--offset", default=0, show_default=True)
+@click.option("--length", default=2000, show_default=True)
+@click.option("--pack", "pack", default=None, help="Pack folder (default: GATEBOT_PACK).")
+def read_cmd(key: str, offset: int, length: int, pack: str | None) -> None:
+    """Print a window of a passage or document as JSON (text, offset, length, total)."""
+    from gatebot_knowledge.retriever import UnknownKeyError
+
+    retriever = _retriever(pack)
+    try:
+        click.echo(json.dumps(retriever.read_sync(key, offset, length)))
+    except (UnknownKeyError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@knowledge.command("eval")
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), required=True)
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), required=True)
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), required=True)
+@click.option("--mode", type=click.Choice(["hybrid", "embeddings", "bm25"]), default="hybrid")
+@click.option(
+    "--cache", is_flag=True, help="Keep vectors in the store (index_seconds is then a load)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def eval_cmd(corpus: str, queries: str, qrels: str, mode: str, cache: bool, as_json: bool) -> None:
+    """nDCG@10, recall@10, MRR@10 and latency on a BEIR-format collection."""
+    from gatebot_knowledge.evaluate import evaluate
+
+    result = evaluate(
+        Path(corpus), Path(queries), Path(qrels), mode, store=_store() if cache else None
+    )
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for name, value in result.items():
+        click.echo(f"{name:>14}  {value}")

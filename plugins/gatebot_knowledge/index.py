@@ -1,0 +1,135 @@
+"""The in-memory index: rank passages for a query by BM25, embeddings or both, and say whether a
+passage is close enough to answer from.
+
+Hybrid ranking is a normalised score combination, not reciprocal-rank fusion (RRF scored well
+below embeddings alone on stackfaq-dev: it throws away how far apart the scores are):
+
+    joint = cos(query, title + text)
+    score = max(cos(query, title), joint) + W_JOINT * joint
+            + W_BM25 * bm25 / max(bm25 over the corpus for this query)
+
+Cosines of unit vectors are already on one scale across queries; BM25 is not, so it is divided by
+the query's best score. The title (an FAQ's question, a document's title and heading) is embedded
+apart from the passage: a customer's question is a paraphrase of a question far more than of an
+answer, and on stackfaq-dev the title alone beats the joint vector. It enters through ``max`` so
+that a document passage, whose title is a generic "Acme Monitor overview", competes on its text
+rather than being outscored by every FAQ question that is vaguely alike. Weights were tuned on one
+half of stackfaq-dev's threads and checked on the other (``bench/knowledge.py tune``, see
+bench/README.md); "embeddings" mode is the plain baseline, one vector per passage.
+
+Every mode scores the whole corpus with numpy (a matrix-vector product and a sparse sum), so
+there is no approximate index to build or tune; at 100,000 passages a query stays in milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gatebot_knowledge.lexical import Bm25Index
+from gatebot_knowledge.passages import Passage
+
+MODES = ("hybrid", "embeddings", "bm25")
+
+#: Hybrid's weights (the title/joint maximum weighs 1). Held-out tuning on stackfaq-dev put the
+#: best pair at (0.2, 0.08) on one half and (0.4, 0.03) on the other; this sits between them.
+W_JOINT, W_BM25 = 0.3, 0.03
+
+#: A passage answers when its title or its text is at least this close to the question (on the
+#: sample pack, unrelated questions stay under 0.3 and answerable ones reach 0.45)...
+MIN_COSINE = 0.45
+#: ...or when it holds this share of the question's informative words, with a BM25 score of at
+#: least MIN_BM25: the core lexical retriever's rule, so BM25 mode abstains as the core does. (The
+#: core's minimum is 1.5; bm25s' Lucene scores leave out Okapi's constant factor k1 + 1 = 2.5.)
+MIN_COVERAGE = 0.5
+MIN_BM25 = 1.5 / 2.5
+
+
+@dataclass
+class Vectors:
+    """Unit vectors: one per passage (title + text) and one per distinct title."""
+
+    joint: np.ndarray  # (passages, dim) float32
+    titles: np.ndarray  # (distinct titles, dim) float32
+    title_row: np.ndarray  # (passages,) int: which title row each passage has
+
+
+class KnowledgeIndex:
+    def __init__(
+        self,
+        passages: list[Passage],
+        vectors: Vectors | None = None,
+        lexical: Bm25Index | None = None,
+    ) -> None:
+        self.passages = passages
+        self.by_key = {p.key: i for i, p in enumerate(passages)}
+        # ``lexical``: BM25 built earlier over these same passages (read back from the store).
+        self.lexical = lexical or Bm25Index([p.lexical for p in passages])
+        self.vectors = vectors
+        self.w_joint, self.w_bm25 = W_JOINT, W_BM25  # per index, so tuning can try others
+        if vectors is not None and len(vectors.joint) != len(passages):
+            raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return MODES if self.vectors is not None else ("bm25",)
+
+    def scores(self, query: str, mode: str, qvec: np.ndarray | None = None) -> np.ndarray:
+        """Every passage's score for ``query`` under ``mode``; ``qvec`` is the query's vector
+        (needed unless mode is bm25)."""
+        if mode not in self.modes:
+            raise ValueError(f"mode {mode!r} is not available here (available: {self.modes})")
+        if mode == "bm25":
+            return self.lexical.scores(query)
+        assert self.vectors is not None and qvec is not None
+        if mode == "embeddings":
+            return self.vectors.joint @ qvec
+        title, joint, lexical = self.components(query, qvec)
+        # In place: at 100,000 passages each temporary array costs a pass over 400 kB.
+        score = np.maximum(title, joint, out=title)
+        score += np.multiply(joint, self.w_joint, out=joint)
+        score += np.multiply(lexical, self.w_bm25, out=lexical)
+        return score
+
+    def components(self, query: str, qvec: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Hybrid's three inputs for every passage: title cosine, joint cosine, BM25 / its max."""
+        assert self.vectors is not None
+        title = (self.vectors.titles @ qvec)[self.vectors.title_row]
+        joint = self.vectors.joint @ qvec
+        bm25 = self.lexical.scores(query)
+        best = float(bm25.max()) if len(bm25) else 0.0
+        if best > 0:
+            bm25 /= best
+        return title, joint, bm25
+
+    def rank(
+        self, query: str, k: int, mode: str, qvec: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best (row, score) pairs, best first; equal scores in reading order."""
+        scores = self.scores(query, mode, qvec)
+        if not len(scores) or k <= 0:
+            return []
+        k = min(k, len(scores))
+        top = np.argpartition(scores, len(scores) - k)[-k:] if k < len(scores) else range(k)
+        rows = sorted((int(r) for r in top), key=lambda r: (-float(scores[r]), r))
+        if mode == "bm25":  # a passage sharing no word with the query is no match at all
+            rows = [r for r in rows if scores[r] > 0]
+        return [(r, float(scores[r])) for r in rows]
+
+    def answerable(
+        self, query: str, rows: list[int], mode: str, qvec: np.ndarray | None = None
+    ) -> list[bool]:
+        """Which of ``rows`` are close enough to the question to answer from (see MIN_*)."""
+        if not rows:
+            return []
+        coverage = self.lexical.coverage(query, rows)
+        bm25 = self.lexical.scores(query)[rows]
+        lexical_ok = (coverage >= MIN_COVERAGE) & (bm25 >= MIN_BM25)
+        if mode == "bm25" or self.vectors is None or qvec is None:
+            return lexical_ok.tolist()
+        v = self.vectors
+        joint = v.joint[rows] @ qvec
+        title = v.titles[v.title_row[rows]] @ qvec
+        dense_ok = np.maximum(joint, title) >= MIN_COSINE
+        return (dense_ok | lexical_ok).tolist()

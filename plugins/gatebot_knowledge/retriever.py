@@ -1,0 +1,302 @@
+"""The knowledge retriever: builds the index from the store, answers searches and windowed reads.
+
+Life cycle. The app builds the retriever in ``register_retrievers``' factory (no I/O there); the
+``startup`` hook calls :meth:`KnowledgeRetriever.start`, which loads the index in a worker
+thread and is awaited, so channels open with the index ready. A search that comes before that
+(or after a build that failed) is answered from BM25 over the pack's passages, built on first
+use, and its facts say so (mode ``bm25``): never an error, never a wait.
+
+Building (:meth:`build`):
+
+1. Passages: when the store holds this pack version (cut by this cutter), they are read back;
+   otherwise the pack is cut again and the store synced by key (unchanged rows are not written).
+2. Vectors: every distinct text to embed (each passage's title + text, and each title) is looked
+   up by content hash under the model id; only the missing ones are embedded and stored. A restart
+   embeds nothing; an edited document re-embeds only the passages whose text changed.
+3. The in-memory index (:mod:`gatebot_knowledge.index`) is built and swapped in at once.
+
+Without embeddings (GATEBOT_EMBEDDINGS=off, no package, a model that fails to load) step 2 is
+skipped and every search runs on BM25, recorded as mode ``bm25``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bot.errors import ConfigError, GatebotError
+from bot.knowledge import Fact, Retriever
+from bot.packs import Pack
+from bot.store import Store
+from bot.store import passages as stored
+from gatebot_knowledge.embedder import Embedder, load_embedder
+from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
+from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index
+from gatebot_knowledge.passages import Passage, pack_passages
+
+log = logging.getLogger(__name__)
+
+#: Part of the stored pack version: bump it when the cutting rules change, so stored passages
+#: cut by older rules are cut again even though the pack's files did not change.
+CUTTER = "cut1"
+
+
+class UnknownKeyError(GatebotError, LookupError):
+    """A read named a key the pack does not have."""
+
+
+@dataclass
+class BuildReport:
+    passages: int = 0
+    embedded: int = 0  # texts embedded by this build (titles and passages)
+    synced: dict[str, int] = field(default_factory=dict)  # empty when read back unchanged
+    mode: str = "bm25"
+    model: str | None = None
+    seconds: float = 0.0
+
+
+def to_rows(passages: list[Passage]) -> list[stored.PassageRow]:
+    return [
+        stored.PassageRow(
+            p.key, i, p.kind, p.title, p.text, p.source, p.keywords, p.content_hash, p.title_hash
+        )
+        for i, p in enumerate(passages)
+    ]
+
+
+def from_rows(rows: list[stored.PassageRow]) -> list[Passage]:
+    return [Passage(r.key, r.title, r.text, r.source, r.kind, list(r.keywords)) for r in rows]
+
+
+def embed_passages(
+    passages: list[Passage],
+    embedder: Embedder,
+    store: Store | None = None,
+    pack: str = "",
+    progress: bool | None = None,
+) -> tuple[Vectors, int]:
+    """Vectors for ``passages``: from the store where it has them, embedded (and stored) where
+    not. With ``store``, the passages must be synced there under ``pack`` first: stored vectors
+    are found through them (one join, whichever pack embedded the text first). Returns the
+    vectors and how many texts were embedded."""
+    texts = {p.content_hash: p.joint for p in passages}
+    texts.update({p.title_hash: p.title for p in passages})
+    have: dict[str, np.ndarray] = {}
+    if store is not None:
+        for field_ in ("content_hash", "title_hash"):
+            have.update(stored.pack_vectors(store, pack, embedder.model_id, field_))
+    missing = [h for h in texts if h not in have]
+    if missing:
+        fresh = dict(
+            zip(missing, embedder.embed([texts[h] for h in missing], progress), strict=True)
+        )
+        if store is not None:
+            stored.put_vectors(store, embedder.model_id, fresh)
+        have.update(fresh)
+    joint = np.stack([have[p.content_hash] for p in passages]) if passages else np.zeros((0, 0))
+    title_ids = {h: i for i, h in enumerate(dict.fromkeys(p.title_hash for p in passages))}
+    titles = np.stack([have[h] for h in title_ids]) if title_ids else np.zeros((0, 0))
+    rows = np.array([title_ids[p.title_hash] for p in passages], dtype=np.int64)
+    vectors = Vectors(np.asarray(joint, np.float32), np.asarray(titles, np.float32), rows)
+    return vectors, len(missing)
+
+
+def load_index(
+    name: str,
+    version: str,
+    cut: Callable[[], list[Passage]],
+    embedder: Embedder | None,
+    store: Store | None = None,
+    progress: bool | None = None,
+) -> tuple[KnowledgeIndex, BuildReport]:
+    """Steps 1-3 of the module docstring for the pack stored as ``name``: passages (and BM25
+    arrays) read back when the store holds ``version``, else ``cut()`` and synced; then vectors;
+    then the index, whose BM25 arrays are saved when they had to be built."""
+    started = time.perf_counter()
+    report = BuildReport()
+    lexical = None
+    lexical_version = f"{version}/{TOKENIZER}"
+    if store is not None and stored.stored_version(store, name) == version:
+        passages = from_rows(stored.load_passages(store, name))
+        saved = stored.load_bm25(store, name, lexical_version)
+        if saved is not None and saved.num_docs == len(passages):
+            lexical = Bm25Index.from_arrays(Bm25Arrays(*saved))
+    else:
+        passages = cut()
+        if store is not None:
+            report.synced = stored.sync_passages(store, name, version, to_rows(passages))
+    vectors = None
+    if embedder is not None and passages:
+        vectors, report.embedded = embed_passages(passages, embedder, store, name, progress)
+        report.model = embedder.model_id
+    index = KnowledgeIndex(passages, vectors, lexical)
+    if store is not None and lexical is None:
+        stored.save_bm25(store, name, lexical_version, stored.Bm25Row(*index.lexical.to_arrays()))
+    report.passages = len(passages)
+    report.mode = "hybrid" if vectors is not None else "bm25"
+    report.seconds = round(time.perf_counter() - started, 3)
+    return index, report
+
+
+class KnowledgeRetriever(Retriever):
+    """Hybrid (embeddings + BM25) search over a pack's passages, kept in the store."""
+
+    name = "knowledge"
+
+    def __init__(
+        self,
+        pack: Pack,
+        store: Store | None = None,
+        *,
+        mode: str | None = None,
+        embedder_loader: Callable[[], Embedder | None] = load_embedder,
+        progress: bool | None = None,
+    ) -> None:
+        self.pack, self.store = pack, store
+        wanted = mode or os.environ.get("GATEBOT_KNOWLEDGE_MODE", "").strip() or "hybrid"
+        if wanted not in MODES:
+            raise ConfigError(f"GATEBOT_KNOWLEDGE_MODE={wanted!r}: use one of {', '.join(MODES)}")
+        self.wanted_mode = wanted
+        self.embedder: Embedder | None = None
+        self._load_embedder = embedder_loader
+        self._progress = progress
+        self._index: KnowledgeIndex | None = None  # the built index, swapped in whole
+        self._fallback: KnowledgeIndex | None = None  # BM25 over the pack until then
+        self._lock = threading.Lock()
+        self._documents: dict[str, tuple[str, str]] | None = None
+
+    @classmethod
+    def for_app(cls, app: Any) -> KnowledgeRetriever:
+        return cls(app.pack, app.store)
+
+    @property
+    def ready(self) -> bool:
+        return self._index is not None
+
+    @property
+    def mode(self) -> str:
+        """The mode searches run in now: the wanted one if the index can, else bm25."""
+        index = self._index
+        if index is None or self.wanted_mode not in index.modes:
+            return "bm25"
+        return self.wanted_mode
+
+    # -- building ------------------------------------------------------------------------------
+
+    async def start(self) -> BuildReport:
+        """Build in a worker thread. A failed build is logged and leaves BM25 answering: a
+        customer is better served by lexical search than by an app that will not start."""
+        try:
+            return await asyncio.to_thread(self.build)
+        except Exception:
+            log.exception("knowledge: building the index of %s failed; BM25 only", self.pack.name)
+            return BuildReport()
+
+    def build(self) -> BuildReport:
+        """Load or build the index (see the module docstring); safe to call again after edits."""
+        with self._lock:
+            self.embedder = self._load_embedder()
+            self._index, report = load_index(
+                self.pack.name,
+                f"{self.pack.version}/{CUTTER}",
+                lambda: pack_passages(self.pack),
+                self.embedder,
+                self.store,
+                self._progress,
+            )
+        report.mode = self.mode
+        log.info(
+            "knowledge: %d passages of %s ready in %.2fs (mode %s, %d embedded)",
+            report.passages,
+            self.pack.name,
+            report.seconds,
+            report.mode,
+            report.embedded,
+        )
+        return report
+
+    # -- searching -----------------------------------------------------------------------------
+
+    def _current(self) -> KnowledgeIndex:
+        index = self._index
+        if index is not None:
+            return index
+        if self._fallback is None:
+            self._fallback = KnowledgeIndex(pack_passages(self.pack))
+        return self._fallback
+
+    def search_sync(self, query: str, k: int = 3, gate: bool = True) -> list[Fact]:
+        # The mode follows the index in hand, not self.mode: a build may swap indexes meanwhile.
+        index, embedder = self._current(), self.embedder
+        mode = self.wanted_mode if self.wanted_mode in index.modes and embedder else "bm25"
+        qvec = embedder.embed_query(query) if mode != "bm25" and embedder else None
+        ranked = index.rank(query, k, mode, qvec)
+        rows = [r for r, _ in ranked]
+        keep = index.answerable(query, rows, mode, qvec) if gate else [True] * len(rows)
+        facts = []
+        for (row, score), ok in zip(ranked, keep, strict=True):
+            if ok:
+                p = index.passages[row]
+                fact_mode = "faq" if p.kind == "faq" else mode
+                facts.append(Fact(p.key, p.text, p.source, fact_mode, round(score, 4), p.title))
+        return facts
+
+    async def search(self, query: str, k: int = 3) -> list[Fact]:
+        # Off the event loop: a query embedding and a pass over every vector take milliseconds.
+        return await asyncio.to_thread(self.search_sync, query, k)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _texts(self) -> dict[str, tuple[str, str]]:
+        """Whole documents by key, for reads of a document rather than one passage."""
+        if self._documents is None:
+            from gatebot_knowledge.sources import extra_documents
+
+            taken = {f.key for f in self.pack.faq} | {d.key for d in self.pack.documents}
+            docs = [*self.pack.documents, *extra_documents(Path(self.pack.root), taken)]
+            self._documents = {d.key: (d.title, d.text.strip()) for d in docs}
+        return self._documents
+
+    def read_sync(self, key: str, offset: int = 0, length: int = 2000) -> dict[str, Any]:
+        if offset < 0 or length < 1:
+            raise ValueError(f"offset must be >= 0 and length >= 1 (got {offset}, {length})")
+        index = self._current()
+        if key in index.by_key:
+            p = index.passages[index.by_key[key]]
+            title, text = p.title, p.text
+        elif key in self._texts():
+            title, text = self._texts()[key]
+        else:
+            raise UnknownKeyError(
+                f"no passage or document {key!r} in pack {self.pack.name!r}; "
+                "keys look like 'faq-trial', 'doc-monitor' or 'doc-monitor#2'"
+            )
+        total = len(text)
+        if offset > total:
+            raise ValueError(f"offset {offset} is past the end of {key!r} ({total} characters)")
+        window = text[offset : offset + length]
+        end = offset + len(window)
+        return {
+            "key": key,
+            "title": title,
+            "text": window,
+            "offset": offset,
+            "length": len(window),
+            "total": total,
+            # Where the next window starts; None only when this one reached the end.
+            "next_offset": end if end < total else None,
+        }
+
+    async def read(self, key: str, offset: int = 0, length: int = 2000) -> dict[str, Any]:
+        """``length`` characters of a passage or whole document from ``offset``, with the total
+        length; ``next_offset`` says whether more follows, so nothing is cut silently."""
+        return self.read_sync(key, offset, length)
