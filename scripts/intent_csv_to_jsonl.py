@@ -6,7 +6,7 @@ held-out intent's lines is kept (as ``oos``), the way a deployment has logged so
 traffic; ``--unseen-oos N`` of the held-out intents keep no train lines at all, to measure topics
 the head has never seen. The data is read from the path given and never copied into the repository.
 
-    python scripts/banking77_to_jsonl.py ../shared/data/banking77 --out /tmp/b77
+    python scripts/intent_csv_to_jsonl.py ../shared/data/banking77 --out /tmp/b77
 """
 
 from __future__ import annotations
