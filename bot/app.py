@@ -199,6 +199,7 @@ class App:
                 log.exception("channel %s did not stop cleanly", adapter.name)
         self.channels.clear()
         await call_lifecycle(self.plugins.hook.shutdown(app=self))
+        await self.provider.aclose()
         self.store.close()
 
     def channel(self, name: str) -> ChannelAdapter | None:

@@ -45,6 +45,9 @@ class ModelProvider(ABC):
     async def execute(self, prompt: Prompt) -> Response:
         """Run one prompt and return the model's text."""
 
+    async def aclose(self) -> None:  # noqa: B027 (a no-op unless the provider holds a client)
+        """Close clients and connection pools; the app awaits it when it stops."""
+
 
 async def call(provider: ModelProvider, prompt: Prompt, calls: list[dict[str, Any]]) -> Response:
     """Run ``prompt`` and append what the turn record keeps of the call to ``calls``: provider,

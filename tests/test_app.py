@@ -90,3 +90,16 @@ async def test_recovered_turns_are_delivered_on_their_channel(settings: Settings
     await again.start()
     await again.stop()
     assert EVENTS == ["good started", "sent Hi! I", "good stopped"]
+
+
+async def test_stop_closes_the_model_provider(settings: Settings) -> None:
+    app = App(settings)
+    closed: list[bool] = []
+
+    async def aclose() -> None:
+        closed.append(True)
+
+    app.provider.aclose = aclose  # type: ignore[method-assign]
+    await app.start(channels=False)
+    await app.stop()
+    assert closed == [True]

@@ -354,8 +354,8 @@ def test_a_missing_sdk_is_named_at_start(api: Api, monkeypatch: pytest.MonkeyPat
 def test_the_plugins_register_both_providers() -> None:
     manager = load_plugins(extra=[gatebot_anthropic, gatebot_openai])
     rows = {row["name"]: row["hooks"] for row in manager.describe()}
-    assert rows["gatebot_anthropic"] == ["register_model_providers", "shutdown"]
-    assert rows["gatebot_openai"] == ["register_model_providers", "shutdown"]
+    assert rows["gatebot_anthropic"] == ["register_model_providers"]
+    assert rows["gatebot_openai"] == ["register_model_providers"]
     providers: dict[str, Any] = {}
     manager.hook.register_model_providers(register=providers.__setitem__)
     assert providers["anthropic"] is AnthropicProvider

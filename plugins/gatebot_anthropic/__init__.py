@@ -128,10 +128,3 @@ class AnthropicProvider(ModelProvider):
 def register_model_providers(register: Callable[[str, object], None]) -> None:
     register("anthropic", AnthropicProvider)
 
-
-@hookimpl
-def shutdown(app: Any) -> Any:
-    provider = getattr(app, "provider", None)
-    if isinstance(provider, AnthropicProvider):
-        return provider.aclose()
-    return None

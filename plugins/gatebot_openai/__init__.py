@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries
 
@@ -117,10 +117,3 @@ class OpenAIProvider(ModelProvider):
 def register_model_providers(register: Callable[[str, object], None]) -> None:
     register("openai", OpenAIProvider)
 
-
-@hookimpl
-def shutdown(app: Any) -> Any:
-    provider = getattr(app, "provider", None)
-    if isinstance(provider, OpenAIProvider):
-        return provider.aclose()
-    return None
