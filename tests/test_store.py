@@ -104,3 +104,14 @@ def test_urls_people_paste_are_accepted() -> None:
     assert normalise_url("sqlite:///x.db") == "sqlite:///x.db"
     assert "secret" not in Store("sqlite:///:memory:").safe_url
     assert "***" in Store("postgresql://u:secret@127.0.0.1/db").safe_url
+
+
+def test_one_conversation_per_platform_thread(store: Store) -> None:
+    first = store.conversation_for("slack", "C1:1700000000.1")
+    again = store.conversation_for("slack", "C1:1700000000.1")
+    assert again.id == first.id
+    assert store.conversation_for("discord", "C1:1700000000.1").id != first.id
+    with pytest.raises(sa.exc.IntegrityError):  # the index holds even past the get-or-create
+        store.create_conversation("slack", external_id="C1:1700000000.1")
+    # Conversations without an external id (the widget's) are never constrained.
+    assert store.create_conversation("web")[0].id != store.create_conversation("web")[0].id

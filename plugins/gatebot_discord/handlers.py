@@ -177,9 +177,7 @@ class Handlers:
         external = str(where.id)
         name = self.adapter.name
         async with self._opening:  # two first messages at once must not make two conversations
-            conv = self.app.store.find_conversation(name, external)
-            if conv is None:
-                conv, _ = self.app.store.create_conversation(name, external_id=external)
+            conv = self.app.store.conversation_for(name, external)
         return conv, where
 
     async def _start_thread(

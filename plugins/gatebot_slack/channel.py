@@ -274,10 +274,8 @@ class SlackChannel(ChannelAdapter):
         if lock is None:
             lock = self._thread_locks[thread] = asyncio.Lock()
         async with lock:
-            conv = self.app.store.find_conversation(self.name, thread)
-            if conv is None:
-                conv, _ = self.app.store.create_conversation(self.name, external_id=thread)
-            return conv
+            # The store's get-or-create also holds across processes (a unique index decides).
+            return self.app.store.conversation_for(self.name, thread)
 
     # -- the help-desk protocol (bot.helpdesk.HelpDeskChannel) ---------------------------------
 
