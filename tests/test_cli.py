@@ -64,6 +64,7 @@ def test_doctor_reports_each_part(tmp_path: Path) -> None:
     for part in ("pack", "plugins", "model provider", "channels", "database", "embedding model"):
         assert part in result.stdout
     assert "GATEBOT_MODEL=offline" in result.stdout and "sqlite" in result.stdout
+    assert "slack (not configured)" in result.stdout and "web" in result.stdout
 
 
 def test_doctor_fails_on_an_unreachable_database(tmp_path: Path) -> None:

@@ -66,6 +66,27 @@ def _redis(settings: Settings) -> Check:
     return ("redis", "ok", settings.redis_url)
 
 
+def _channels(settings: Settings) -> Check:
+    """Which channels `gatebot run` would start, and which lack their settings."""
+    from bot.app import App
+
+    try:
+        app = App(settings)
+    except GatebotError as exc:
+        return ("channels", "fail", f"the app cannot be built: {exc}")
+    wanted = settings.channels
+    parts = []
+    for factory in app.registry.channels:
+        adapter = factory(app)
+        if wanted is not None and adapter.name not in wanted:
+            parts.append(f"{adapter.name} (off: not in GATEBOT_CHANNELS)")
+        else:
+            parts.append(adapter.name if adapter.configured else f"{adapter.name} (not configured)")
+    app.store.close()
+    on = [p for p in parts if "(" not in p]
+    return ("channels", "ok" if on else "warn", ", ".join(parts) or "none registered")
+
+
 @click.command("doctor")
 def command() -> None:
     """Check providers, channels, plugins, database and embedding model."""
@@ -85,10 +106,7 @@ def command() -> None:
             f"GATEBOT_MODEL={settings.model} (registered: {', '.join(sorted(providers))})",
         )
     )
-    channels: list[Callable[..., object]] = []
-    manager.hook.register_channels(register=channels.append)
-    channel_names = ", ".join(getattr(c, "name", c.__class__.__name__) for c in channels)
-    checks.append(("channels", "ok" if channels else "warn", channel_names or "none registered"))
+    checks.append(_channels(settings))
     checks += [_database(settings), _embeddings(), _redis(settings)]
     email = settings.email or os.environ.get("GATEBOT_EMAIL")
     checks.append(
