@@ -1,9 +1,9 @@
 """Embedding many turns' messages in one encoder call.
 
 Concurrent turns each need their message embedded; the encoder costs far less per sentence in a
-batch than alone. The first caller becomes the flusher: it yields once so the others can queue,
+batch than alone. The first caller starts a worker: it yields once so the others can queue,
 embeds everything queued in one call off the event loop, hands each caller its row, and repeats
-while more arrived meanwhile. No task outlives the calls that needed it.
+while more arrived meanwhile, then ends. No task outlives the calls that needed it.
 """
 
 from __future__ import annotations
@@ -23,18 +23,19 @@ class EmbeddingBatcher:
         self._embed = embed
         self._max = max_batch
         self._pending: list[tuple[str, asyncio.Future[np.ndarray]]] = []
-        self._flushing = False
+        self._worker: asyncio.Future[None] | None = None
         self.calls = 0  # encoder calls made, for tests and benchmarks
 
     async def embed(self, text: str) -> np.ndarray:
         future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
         self._pending.append((text, future))
-        if not self._flushing:
-            await self._flush()
+        if self._worker is None or self._worker.done():
+            # A worker of its own, not the first caller's coroutine: a caller that flushed for
+            # everyone would wait as long as others kept arriving.
+            self._worker = asyncio.ensure_future(self._flush())
         return await future
 
     async def _flush(self) -> None:
-        self._flushing = True
         try:
             while self._pending:
                 await asyncio.sleep(0)  # let turns that are ready join this batch
@@ -51,7 +52,6 @@ class EmbeddingBatcher:
                     if not future.done():
                         future.set_result(row)
         finally:
-            self._flushing = False
             # Cancelled mid-flush (shutdown): nobody will embed what is left; say so.
             for _, future in self._pending:
                 if not future.done():
