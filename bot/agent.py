@@ -67,6 +67,8 @@ class Agent:
         recorders: list[Recorder],
         events: EventBus,
         metrics: Metrics,
+        escalate: Callable[[Conversation, str, str, str | None], Awaitable[None]],
+        relay: Callable[[Conversation, Message], Awaitable[None]],
         preflight: str = "off",
         readers: Readers | None = None,
     ) -> None:
@@ -75,12 +77,9 @@ class Agent:
         self.preflight = preflight
         self.readers = readers or Readers(pack)
         self.provider = provider
-        #: Where an escalation goes (the app points it at the help desks) and where a message
-        #: goes while staff have the conversation.
-        self.escalate: Callable[[Conversation, str, str, str | None], Awaitable[None]] = (
-            self._queue_only
-        )
-        self.relay: Callable[[Conversation, Message], Awaitable[None]] | None = None
+        #: Where an escalation goes (the help desks), and where a message goes while staff have
+        #: the conversation.
+        self.escalate, self.relay = escalate, relay
         self.actor = Actor(pack, provider, retriever)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -234,8 +233,7 @@ class Agent:
         conv.turn_count = record["seq"]
         self.store.complete_turn(conv, msg, record, [], conv.channel)
         await self._deliver_record(record)
-        if self.relay is not None:
-            await self.relay(conv, msg)
+        await self.relay(conv, msg)
         return TurnResult([], record)
 
     async def _read_heads(
@@ -346,14 +344,6 @@ class Agent:
         if decision.escalate:
             return decision.why, "unsure"
         return None
-
-    async def _queue_only(
-        self, conv: Conversation, reason: str, kind: str, question: str | None
-    ) -> None:
-        """Where escalations go when no help desks are wired in: the queue alone."""
-        desk = self.pack.helpdesk_for(kind)
-        self.store.escalate(conv.id, reason, desk.name if desk else None, question, kind)
-        self.metrics.inc("gatebot_escalations_total", reason=kind)
 
     async def _deliver_record(self, record: dict[str, Any]) -> None:
         for recorder in self.recorders:

@@ -84,6 +84,7 @@ class App:
             else NoEmail()
         )
         self.recorders = [*self._builtin_recorders(), *self.registry.recorders, *(recorders or [])]
+        self.helpdesks = HelpDesks(self)
         self.agent = Agent(
             self.pack,
             self.store,
@@ -92,12 +93,11 @@ class App:
             self.recorders,
             self.events,
             self.metrics,
+            escalate=self.helpdesks.open,
+            relay=self.helpdesks.relay,
             preflight=settings.preflight,
         )
         self.channels: list[ChannelAdapter] = []
-        self.helpdesks = HelpDesks(self)
-        self.agent.escalate = self.helpdesks.open
-        self.agent.relay = self.helpdesks.relay
         self._sweeper: asyncio.Task[None] | None = None
         #: Extra HTTP routes (method, path, handler) that the web channel serves beside its own.
         self.routes: list[tuple[str, str, Callable[..., Any]]] = []

@@ -86,12 +86,7 @@ class AnthropicProvider(ModelProvider):
         client = self._client()
         import anthropic
 
-        errors = SdkErrors(
-            base=anthropic.APIError,
-            status=anthropic.APIStatusError,
-            connection=anthropic.APIConnectionError,
-            timeout=anthropic.APITimeoutError,
-        )
+        errors = SdkErrors.of(anthropic)
         messages = cast("list[MessageParam]", alternating(prompt.messages))
         # The API refuses an empty system text: leave the field out instead. (A dict rather than
         # the SDK's omit sentinel, which SDKs older than the pinned floor do not have.)

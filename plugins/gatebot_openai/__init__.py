@@ -77,12 +77,7 @@ class OpenAIProvider(ModelProvider):
         client = self._client()
         import openai
 
-        errors = SdkErrors(
-            base=openai.APIError,
-            status=openai.APIStatusError,
-            connection=openai.APIConnectionError,
-            timeout=openai.APITimeoutError,
-        )
+        errors = SdkErrors.of(openai)
         chat = alternating(prompt.messages)
         if prompt.system:
             chat.insert(0, {"role": "system", "content": prompt.system})

@@ -74,6 +74,16 @@ class SdkErrors:
     connection: type[Exception]  # APIConnectionError: no response at all
     timeout: type[Exception]  # APITimeoutError: a subclass of connection in both SDKs
 
+    @classmethod
+    def of(cls, sdk: Any) -> SdkErrors:
+        """The classes from an SDK module (``anthropic`` or ``openai``), which name them alike."""
+        return cls(
+            base=sdk.APIError,
+            status=sdk.APIStatusError,
+            connection=sdk.APIConnectionError,
+            timeout=sdk.APITimeoutError,
+        )
+
 
 @dataclass
 class _Failure:
