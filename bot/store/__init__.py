@@ -301,20 +301,18 @@ class Store:
             return s.exec(stmt.order_by(col(Escalation.id).desc())).first()
 
     def update_escalation(self, escalation_id: int, **fields: Any) -> None:
-        with self.session() as s:
-            s.execute(
-                sa.update(Escalation)
-                .where(col(Escalation.id) == escalation_id)
-                .values(updated_at=now(), **fields)
-            )
-            s.commit()
+        self._update(Escalation, escalation_id, fields)
 
     def update_conversation(self, conversation_id: str, **fields: Any) -> None:
+        self._update(Conversation, conversation_id, fields)
+
+    def _update(
+        self, table: type[Escalation | Conversation], key: int | str, fields: dict[str, Any]
+    ) -> None:
+        """One UPDATE by primary key, stamping updated_at; no read of the row first."""
         with self.session() as s:
             s.execute(
-                sa.update(Conversation)
-                .where(col(Conversation.id) == conversation_id)
-                .values(updated_at=now(), **fields)
+                sa.update(table).where(col(table.id) == key).values(updated_at=now(), **fields)
             )
             s.commit()
 
