@@ -12,7 +12,7 @@ from bot.agent import Agent
 from bot.channels import ChannelAdapter
 from bot.config import Settings
 from bot.email import EmailTransport, NoEmail
-from bot.errors import ConfigError
+from bot.errors import ConfigError, GatebotError
 from bot.events import EventBus
 from bot.helpdesk import HelpDesks
 from bot.knowledge import LexicalRetriever, Retriever
@@ -22,7 +22,7 @@ from bot.plugins import PluginManager, call_lifecycle, load_plugins
 from bot.providers import ModelProvider
 from bot.recorders import ConsoleRecorder, JsonlRecorder, MemoryRecorder, Recorder
 from bot.store import Store
-from bot.tools import Tool
+from bot.tools import Tool, ToolRegistry, ToolRunner
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class Registry:
     def __init__(self, plugins: PluginManager) -> None:
         self.channels: list[Callable[[App], ChannelAdapter]] = []
         self.providers: dict[str, Callable[[str], ModelProvider]] = {}
-        self.tools: dict[str, Tool] = {}
+        self.tools: list[Tool | Callable[[App], list[Tool]]] = []
         self.retrievers: list[Callable[[App], Retriever]] = []
         self.email: dict[str, Callable[[Settings], EmailTransport]] = {}
         self.recorders: list[Recorder] = []
@@ -48,10 +48,10 @@ class Registry:
     def _provider(self, name: str, factory: Callable[[str], ModelProvider]) -> None:
         self.providers[name] = factory
 
-    def _tool(self, tool: Tool) -> None:
-        if not tool.name:
+    def _tool(self, tool: Tool | Callable[[App], list[Tool]]) -> None:
+        if isinstance(tool, Tool) and not tool.name:
             raise ConfigError(f"tool {tool!r} has no name")
-        self.tools[tool.name] = tool
+        self.tools.append(tool)
 
     def _email(self, name: str, factory: Callable[[Settings], EmailTransport]) -> None:
         self.email[name] = factory
@@ -83,6 +83,7 @@ class App:
             if settings.email in self.registry.email
             else NoEmail()
         )
+        self.tools = self._build_tools()
         self.recorders = [*self._builtin_recorders(), *self.registry.recorders, *(recorders or [])]
         self.helpdesks = HelpDesks(self)
         self.agent = Agent(
@@ -112,6 +113,24 @@ class App:
                 f"GATEBOT_MODEL={spec!r} names no registered provider (registered: {known})"
             )
         return factory(model)
+
+    def _build_tools(self) -> ToolRegistry:
+        """Every registered tool, plus those factories build from the pack (the API catalog's
+        endpoints). A tool without a schema is refused here, at build time."""
+        registry = ToolRegistry()
+        for entry in self.registry.tools:
+            for tool in entry(self) if not isinstance(entry, Tool) else [entry]:
+                try:
+                    registry.add(tool)
+                except GatebotError as exc:
+                    raise ConfigError(str(exc)) from exc
+        return registry
+
+    def tool_runner(self, conversation_id: str | None = None) -> ToolRunner:
+        """The lifecycle wrapper over this app's tools; events go live to ``conversation_id``."""
+        if conversation_id is None:
+            return ToolRunner(self.tools)
+        return ToolRunner(self.tools, lambda e: self.events.publish(conversation_id, e))
 
     def _builtin_recorders(self) -> list[Recorder]:
         out: list[Recorder] = []

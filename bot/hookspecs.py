@@ -47,7 +47,10 @@ def register_tools(register: Callable[[Any], None]) -> None:
 
     Fires once when the app is built. Call ``register(tool)`` with a :class:`bot.tools.Tool`:
     a name, a JSON schema for its arguments, a ``changes`` flag (a tool that changes anything is
-    read back and runs only on a confident yes) and an ownership rule. Returns nothing.
+    read back and runs only on a confident yes) and an ownership rule; or ``register(factory)``
+    where ``factory(app)`` returns a list of tools built from ``app.pack`` (the API catalog gives
+    one per declared endpoint). A tool without an argument schema is refused at build time. Every
+    call passes :class:`bot.tools.ToolRunner`, never the tool directly. Returns nothing.
     """
 
 

@@ -1,24 +1,209 @@
-"""The tool base: something the agent can do in the world, with its safety declared up front.
+"""Tools: what the agent can do in the world, and the one lifecycle wrapper every call passes.
 
-Every check that keeps a tool safe (schema, ownership, read-back for ``changes``) is enforced by the
-runtime around ``run``, never by the model.
+Every check that keeps a tool safe is enforced here, around ``Tool.run``, never by the model: the
+arguments are validated against the tool's schema, ownership is checked against the conversation,
+a ``changes`` tool runs only when the caller says the customer confirmed it (the read-back happens
+before, in the flow step), the call has a timeout, and the result is validated. Each stage leaves a
+lifecycle event (requested, validated, started, finished, failed, refused) in the turn record's
+``tools`` list and on the conversation's live events.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+import jsonschema
+
+from bot.errors import GatebotError
+
+DEFAULT_TIMEOUT_S = 10.0
+#: How much of a result the record and a model see at once; the rest is read by window.
+WINDOW_CHARS = 2000
+
+
+class ToolError(GatebotError):
+    """A tool failed while running (its service answered an error, or it could not be reached)."""
 
 
 class Tool(ABC):
     name: str = ""
     description: str = ""
-    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    #: JSON schema for the arguments; the registry refuses a tool without one.
+    schema: dict[str, Any] | None = None
+    #: JSON schema the result must match (optional).
+    result_schema: dict[str, Any] | None = None
     #: A tool that changes anything is read back to the customer and runs only on a confident yes.
     changes: bool = False
-    #: Which conversation may use it: "conversation" (only on the caller's own records) or "any".
-    ownership: str = "conversation"
+    #: A repeat tool changes one record of a list the customer builds up (an order's lines); it
+    #: runs at once, its change is read back after, and the next message can undo it. It cannot
+    #: also be ``changes``.
+    repeat: bool = False
+    #: Which records a customer may act on: ``any``, or the name of an argument whose value must be
+    #: one the conversation owns (``context["owned"][argument]`` lists them), e.g. ``order_id``.
+    ownership: str = "any"
+    timeout_s: float = DEFAULT_TIMEOUT_S
 
     @abstractmethod
     async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-        """Do the work; return a JSON-able result with a short ``note`` for the record."""
+        """Do the work and return a JSON-able result. Raise :class:`ToolError` on failure."""
+
+    def describe(self) -> dict[str, Any]:
+        """What a model is shown: name, description and argument schema. Never a credential."""
+        return {"name": self.name, "description": self.description, "schema": self.schema}
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+
+    def add(self, tool: Tool) -> None:
+        if not tool.name:
+            raise GatebotError(f"tool {type(tool).__name__} has no name")
+        if not isinstance(tool.schema, dict):
+            raise GatebotError(f"tool {tool.name!r} has no argument schema; refused")
+        jsonschema.Draft202012Validator.check_schema(tool.schema)
+        if tool.changes and tool.repeat:
+            raise GatebotError(f"tool {tool.name!r} cannot be both changes and repeat")
+        self.tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self.tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tools
+
+    def __iter__(self) -> Any:
+        return iter(self.tools.values())
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+
+@dataclass
+class ToolOutcome:
+    """What one call came to. ``status``: ok, refused (never ran), failed (ran and failed) or
+    dry_run (a change recorded, not sent)."""
+
+    tool: str
+    status: str
+    result: dict[str, Any] | None = None
+    reason: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def window(text: str, offset: int = 0, length: int = WINDOW_CHARS) -> dict[str, Any]:
+    """One window of a long text: never silently cut, the total length says what is left."""
+    offset = max(0, int(offset))
+    length = max(1, int(length))
+    return {
+        "content": text[offset : offset + length],
+        "offset": offset,
+        "length": len(text[offset : offset + length]),
+        "total": len(text),
+    }
+
+
+class ToolRunner:
+    """The lifecycle wrapper. ``publish(event)`` streams each event live (optional)."""
+
+    def __init__(
+        self, registry: ToolRegistry, publish: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
+        self.registry = registry
+        self.publish = publish
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        context: dict[str, Any],
+        *,
+        confirmed: bool = False,
+        dry_run: bool = False,
+        events: list[dict[str, Any]] | None = None,
+    ) -> ToolOutcome:
+        """Run one call through every check. ``confirmed``: the customer said a confident yes to
+        the read-back (required for a ``changes`` tool). ``dry_run``: record a change, send
+        nothing. ``events`` (the turn record's ``tools`` list) receives the lifecycle events."""
+        outcome = ToolOutcome(name, "refused")
+        sink = events if events is not None else outcome.events
+
+        def emit(event: str, **detail: Any) -> None:
+            entry = {"tool": name, "event": event, "detail": detail}
+            sink.append(entry)
+            if sink is not outcome.events:
+                outcome.events.append(entry)
+            if self.publish:
+                self.publish({"type": "tool", **entry})
+
+        emit("requested", arguments=sorted(arguments) if isinstance(arguments, dict) else None)
+        tool = self.registry.get(name)
+        refusal = self._refusal(tool, arguments, context, confirmed)
+        if refusal or tool is None:
+            outcome.reason = refusal or "unknown tool"
+            emit("refused", reason=outcome.reason)
+            return outcome
+        emit("validated")
+        if dry_run and (tool.changes or tool.repeat):
+            outcome.status, outcome.result = "dry_run", {"dry_run": True, "arguments": arguments}
+            emit("finished", status="dry_run", note="a dry run: nothing was sent")
+            return outcome
+        emit("started")
+        try:
+            result = await asyncio.wait_for(tool.run(arguments, context), tool.timeout_s)
+        except TimeoutError:
+            return self._failed(outcome, emit, f"timed out after {tool.timeout_s:g} s")
+        except ToolError as exc:
+            return self._failed(outcome, emit, str(exc))
+        if not isinstance(result, dict):
+            return self._failed(outcome, emit, "the tool returned no JSON object")
+        if tool.result_schema is not None:
+            try:
+                jsonschema.validate(result, tool.result_schema)
+            except jsonschema.ValidationError as exc:
+                return self._failed(outcome, emit, f"result does not match schema: {exc.message}")
+        outcome.status, outcome.result = "ok", result
+        emit("finished", status="ok", note=str(result.get("note", ""))[:200])
+        return outcome
+
+    @staticmethod
+    def _failed(outcome: ToolOutcome, emit: Callable[..., None], reason: str) -> ToolOutcome:
+        outcome.status, outcome.reason = "failed", reason
+        emit("failed", reason=reason)
+        return outcome
+
+    @staticmethod
+    def _refusal(
+        tool: Tool | None, arguments: Any, context: dict[str, Any], confirmed: bool
+    ) -> str | None:
+        if tool is None:
+            return "unknown tool"
+        if not isinstance(arguments, dict):
+            return "arguments must be a JSON object"
+        try:
+            jsonschema.validate(arguments, tool.schema or {})
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
+            return f"invalid {where}: {exc.message}"
+        if tool.ownership != "any":
+            value = arguments.get(tool.ownership)
+            owned = {str(v) for v in context.get("owned", {}).get(tool.ownership, [])}
+            if value is None or str(value) not in owned:
+                return f"{tool.ownership} does not belong to this conversation"
+        if tool.changes and not confirmed:
+            return "a change runs only after the customer confirms its read-back"
+        return None
+
+
+def result_text(result: dict[str, Any] | None) -> str:
+    """A result as the text a window reads (stable key order)."""
+    return json.dumps(result, sort_keys=True, ensure_ascii=False)

@@ -1,0 +1,111 @@
+"""The tool lifecycle wrapper: every check runs outside the tool and outside the model."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from bot.errors import GatebotError
+from bot.tools import Tool, ToolError, ToolRegistry, ToolRunner, window
+
+
+class Refund(Tool):
+    name = "refund"
+    schema = {
+        "type": "object",
+        "properties": {"order_id": {"type": "string", "pattern": "^[0-9]+$"}},
+        "required": ["order_id"],
+        "additionalProperties": False,
+    }
+    result_schema = {"type": "object", "required": ["status"]}
+    changes = True
+    ownership = "order_id"
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(arguments)
+        if arguments["order_id"] == "500":
+            raise ToolError("the orders service answered 500")
+        if arguments["order_id"] == "999":
+            await asyncio.sleep(5)
+        if arguments["order_id"] == "7":
+            return {"no": "status"}
+        return {"status": "refunded", "note": f"refunded {arguments['order_id']}"}
+
+
+def runner() -> tuple[Refund, ToolRunner, list[dict[str, Any]]]:
+    registry = ToolRegistry()
+    tool = Refund()
+    registry.add(tool)
+    published: list[dict[str, Any]] = []
+    return tool, ToolRunner(registry, published.append), published
+
+
+OWNED = {"owned": {"order_id": ["1042", "500", "999", "7"]}}
+
+
+async def test_a_confirmed_call_runs_with_every_event_recorded_and_streamed() -> None:
+    tool, run, published = runner()
+    events: list[dict[str, Any]] = []
+    out = await run.call("refund", {"order_id": "1042"}, OWNED, confirmed=True, events=events)
+    assert out.ok and out.result == {"status": "refunded", "note": "refunded 1042"}
+    assert [e["event"] for e in events] == ["requested", "validated", "started", "finished"]
+    assert [e["event"] for e in published] == [e["event"] for e in events]
+    assert tool.calls == [{"order_id": "1042"}]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "context", "confirmed", "reason"),
+    [
+        ({"order_id": "1042"}, OWNED, False, "confirms its read-back"),
+        ({"order_id": "1043"}, OWNED, True, "does not belong"),
+        ({"order_id": "../1042"}, OWNED, True, "invalid order_id"),
+        ({"order_id": "1042", "extra": 1}, OWNED, True, "invalid arguments"),
+        ({}, OWNED, True, "invalid arguments"),
+    ],
+)
+async def test_refusals_never_reach_the_tool(
+    arguments: dict[str, Any], context: dict[str, Any], confirmed: bool, reason: str
+) -> None:
+    tool, run, _ = runner()
+    out = await run.call("refund", arguments, context, confirmed=confirmed)
+    assert out.status == "refused" and reason in (out.reason or "")
+    assert out.events[-1]["event"] == "refused"
+    assert tool.calls == []
+
+
+async def test_unknown_tool_dry_run_failure_timeout_and_bad_result() -> None:
+    tool, run, _ = runner()
+    assert (await run.call("delete_everything", {}, {})).reason == "unknown tool"
+    dry = await run.call("refund", {"order_id": "1042"}, OWNED, confirmed=True, dry_run=True)
+    assert dry.status == "dry_run" and tool.calls == []
+    failed = await run.call("refund", {"order_id": "500"}, OWNED, confirmed=True)
+    assert failed.status == "failed" and "500" in (failed.reason or "")
+    tool.timeout_s = 0.05
+    slow = await run.call("refund", {"order_id": "999"}, OWNED, confirmed=True)
+    assert slow.status == "failed" and "timed out" in (slow.reason or "")
+    bad = await run.call("refund", {"order_id": "7"}, OWNED, confirmed=True)
+    assert bad.status == "failed" and "schema" in (bad.reason or "")
+
+
+def test_the_registry_refuses_a_tool_without_a_schema() -> None:
+    class NoSchema(Tool):
+        name = "loose"
+
+        async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(GatebotError, match="no argument schema"):
+        ToolRegistry().add(NoSchema())
+
+
+def test_a_window_says_what_is_left() -> None:
+    text = "x" * 4500
+    first = window(text, 0, 2000)
+    assert first["length"] == 2000 and first["total"] == 4500
+    last = window(text, 4000, 2000)
+    assert last["length"] == 500 and last["content"] == "x" * 500
