@@ -56,6 +56,16 @@ class Tool(ABC):
         """What a model is shown: name, description and argument schema. Never a credential."""
         return {"name": self.name, "description": self.description, "schema": self.schema}
 
+    def check(self, arguments: dict[str, Any], context: dict[str, Any]) -> str | None:
+        """A tool's own refusal, decided before it runs (the API catalog validates the URL it
+        would build here, so a refused call makes no request). ``None``: nothing to refuse."""
+        return None
+
+    def route(self, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """A tool that only names another (``catalog.call``) returns ``(tool name, arguments)``;
+        the runner then calls that tool with every check of its own, confirmation included."""
+        return None
+
 
 class ToolRegistry:
     def __init__(self) -> None:
@@ -152,6 +162,20 @@ class ToolRunner:
             outcome.reason = refusal or "unknown tool"
             emit("refused", reason=outcome.reason)
             return outcome
+        routed = tool.route(arguments)
+        if routed is not None:
+            # The named tool passes every check itself, as if called directly; one hop only.
+            target = self.registry.get(routed[0])
+            if target is None or target.route(routed[1]) is not None:
+                outcome.reason = f"{routed[0]!r} is not a tool that {name} can call"
+                emit("refused", reason=outcome.reason)
+                return outcome
+            emit("routed", to=routed[0])
+            inner = await self.call(
+                routed[0], routed[1], context, confirmed=confirmed, dry_run=dry_run, events=events
+            )
+            inner.events[:0] = outcome.events
+            return inner
         emit("validated")
         if dry_run and (tool.changes or tool.repeat):
             outcome.status, outcome.result = "dry_run", {"dry_run": True, "arguments": arguments}
@@ -199,6 +223,9 @@ class ToolRunner:
             owned = {str(v) for v in context.get("owned", {}).get(tool.ownership, [])}
             if value is None or str(value) not in owned:
                 return f"{tool.ownership} does not belong to this conversation"
+        own = tool.check(arguments, context)
+        if own:
+            return own
         if tool.changes and not confirmed:
             return "a change runs only after the customer confirms its read-back"
         return None

@@ -109,3 +109,64 @@ def test_a_window_says_what_is_left() -> None:
     assert first["length"] == 2000 and first["total"] == 4500
     last = window(text, 4000, 2000)
     assert last["length"] == 500 and last["content"] == "x" * 500
+
+
+class Guarded(Refund):
+    """A tool with its own check: refuses before running, like the catalog's URL check."""
+
+    name = "guarded"
+
+    def check(self, arguments: dict[str, Any], context: dict[str, Any]) -> str | None:
+        return "order 13 is cursed" if arguments["order_id"] == "13" else None
+
+
+class Alias(Tool):
+    """Names another tool, like ``catalog.call``: every check is the named tool's."""
+
+    name = "alias"
+    schema = {"type": "object", "properties": {"to": {"type": "string"}, "args": {}}}
+
+    def route(self, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        return str(arguments.get("to")), dict(arguments.get("args") or {})
+
+    async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("a routing tool never runs itself")
+
+
+async def test_a_tools_own_check_refuses_before_it_runs() -> None:
+    registry = ToolRegistry()
+    tool = Guarded()
+    registry.add(tool)
+    out = await ToolRunner(registry).call(
+        "guarded", {"order_id": "13"}, {"owned": {"order_id": ["13"]}}, confirmed=True
+    )
+    assert out.status == "refused" and out.reason == "order 13 is cursed" and tool.calls == []
+
+
+async def test_a_routed_call_passes_the_named_tools_checks_confirmation_included() -> None:
+    registry = ToolRegistry()
+    tool = Refund()
+    registry.add(tool)
+    registry.add(Alias())
+    run = ToolRunner(registry)
+    events: list[dict[str, Any]] = []
+    refused = await run.call(
+        "alias", {"to": "refund", "args": {"order_id": "1042"}}, OWNED, events=events
+    )
+    assert refused.status == "refused" and "confirms" in (refused.reason or "")
+    assert [(e["tool"], e["event"]) for e in events] == [
+        ("alias", "requested"),
+        ("alias", "routed"),
+        ("refund", "requested"),
+        ("refund", "refused"),
+    ]
+    assert [e["event"] for e in refused.events] == [e["event"] for e in events]
+    assert tool.calls == []
+    ok = await run.call(
+        "alias", {"to": "refund", "args": {"order_id": "1042"}}, OWNED, confirmed=True
+    )
+    assert ok.ok and tool.calls == [{"order_id": "1042"}]
+    loop = await run.call("alias", {"to": "alias", "args": {"to": "refund"}}, OWNED, confirmed=True)
+    assert loop.status == "refused" and "not a tool" in (loop.reason or "")
+    nothing = await run.call("alias", {"to": "nope", "args": {}}, OWNED)
+    assert nothing.status == "refused"
