@@ -176,13 +176,28 @@ class Agent:
 
         sentiment_score = sentiment_read.pop("score")
         decision = decide(
-            self.pack, state, scope, intent_read, {**sentiment_read, "score": sentiment_score}, seq
+            self.pack,
+            state,
+            scope,
+            intent_read,
+            {**sentiment_read, "score": sentiment_score},
+            seq,
+            await self.readers.move(msg.text),
         )
+        if decision.read is not None:
+            record["reads"].append(decision.read)
         record["legal"] = {"moves": decision.legal, "rule": decision.rule}
         record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
         clock.lap("decide")
 
-        acted = await self.actor.act(decision, msg.text, transcript, conv.language)
+        acted = await self.actor.act(
+            decision,
+            msg.text,
+            transcript,
+            conv.language,
+            publish=lambda event: self.events.publish(conv.id, event),  # tool progress, live
+        )
+        record["tools"].extend(acted.tools)
         record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
         record["reply"] = acted.reply
         if record["reply"]["text"] is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot import gates
 from bot.packs import Pack
 from bot.packs.model import Intent, OutcomeRule
 
@@ -33,18 +34,54 @@ class Decision:
     intent: str | None = None  # for ask: the intent waiting on the slot
     question: str | None = None  # for answer: the question asked before its slots were known
     template: str | None = None
+    read: dict[str, Any] | None = None  # the move head's reading, for the turn record
 
-    def choose(self) -> Decision:
+    def choose(self, move_scores: MoveScores | None = None, gate: float = 0.9) -> Decision:
+        """Pick among the legal moves. One legal move is forced. With a move head's scores, the
+        head picks when it is confident (at the policy ``gate``); the probability it puts on moves
+        the rules forbid counts for the playbook's preference, so it overrides the playbook only
+        when it is sure. Unsure: the playbook's preference, and the turn is marked to escalate."""
         if not self.legal:
             self.legal = ["handoff"]
             self.rule += "; nothing else legal, so hand off"
-        self.move = self.legal[0]
-        self.why = (
-            "forced: the only legal move"
-            if len(self.legal) == 1
-            else "no move head: the playbook's first preference among legal moves"
+        preferred = self.move = self.legal[0]
+        if len(self.legal) == 1:
+            self.why = "forced: the only legal move"
+            return self
+        if move_scores is None:
+            self.why = "no move head: the playbook's first preference among legal moves"
+            return self
+        mass = dict.fromkeys(self.legal, 0.0)
+        for move, p in move_scores.scores:
+            mass[move if move in mass else preferred] += p
+        best = max(self.legal, key=lambda m: (mass[m], m == preferred))
+        self.read = gates.read(
+            "move",
+            move_scores.version,
+            best,
+            mass[best],
+            "policy",
+            gate,
+            legal={m: round(p, 4) for m, p in mass.items()},
         )
+        if mass[best] >= gate:
+            self.move = best
+            self.why = f"move head: {best} at {mass[best]:.2f} among the legal moves"
+        else:
+            self.escalate = True
+            self.why = (
+                f"move head unsure ({best} at {mass[best]:.2f}, gate {gate}): the playbook's "
+                "preference, marked to escalate"
+            )
         return self
+
+
+@dataclass
+class MoveScores:
+    """A move head's reading of one message: every move with its probability."""
+
+    version: str
+    scores: list[tuple[str, float]]
 
 
 def _calls_for(pack: Pack, intent_name: str) -> str | None:
@@ -67,9 +104,11 @@ def decide(
     intent_read: dict[str, Any],
     sentiment_read: dict[str, Any],
     seq: int,
+    move_scores: MoveScores | None = None,
 ) -> Decision:
     """The legal moves and the move. ``state`` is the conversation's, already updated by this
-    turn's readings (values stored, a pending check resolved)."""
+    turn's readings (values stored, a pending check resolved). ``move_scores``: the move head's
+    reading, which picks among the legal moves (see :meth:`Decision.choose`)."""
     if scope["verdict"] == "out":
         return Decision(
             ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
@@ -115,7 +154,7 @@ def decide(
     if no_signup and "ask_signup" in decision.legal:
         decision.legal.remove("ask_signup")
         decision.rule += "; hard rule: no signup ask at low sentiment or too soon"
-    return decision.choose()
+    return decision.choose(move_scores, pack.gates["policy"])
 
 
 def _serve(

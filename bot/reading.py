@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.heads import NONE, Head
 from bot.packs import Pack
+from bot.playbook import MoveScores
 from bot.router import KeywordRouter
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,10 @@ class Readers:
         use = heads_wanted() if use_heads is None else use_heads
         self.intent_head = _load(pack, "intent") if use else None
         self.sentiment_head = _default_sentiment() if use else None
+        self.move_head = _load(pack, "move") if use else None
         self._batcher: Any = None
+        # The last message's embedding, so the move head (read after values) reuses it.
+        self._last: tuple[str, Any] | None = None
         if self.intent_head is not None or self.sentiment_head is not None:
             from bot.heads.batching import EmbeddingBatcher
             from bot.heads.encoder import embed, load_encoder
@@ -94,7 +98,19 @@ class Readers:
         """Both readings of one message, from one (batched) embedding of it."""
         shared = [h for h in (self.intent_head, self.sentiment_head) if _on_shipped_encoder(h)]
         vector = await self._batcher.embed(text) if shared and self._batcher else None
+        if vector is not None:
+            self._last = (text, vector)
         return await self.intent(text, options, vector), await self.sentiment(text, vector)
+
+    async def move(self, text: str) -> MoveScores | None:
+        """The move head's reading of ``text`` (None without a move head: the playbook's
+        preference decides)."""
+        if self.move_head is None:
+            return None
+        last = self._last
+        vector = last[1] if last is not None and last[0] == text else None
+        predicted = await self._predict(self.move_head, text, vector)
+        return MoveScores(self.move_head.version, predicted)
 
     async def _predict(self, head: Head, text: str, vector: Any) -> list[tuple[str, float]]:
         if vector is not None and _on_shipped_encoder(head):
@@ -110,6 +126,7 @@ class Readers:
         return {
             "intent": self.intent_head.version if self.intent_head else self.router.version,
             "sentiment": (self.sentiment_head.version if self.sentiment_head else LEXICON_VERSION),
+            **({"move": self.move_head.version} if self.move_head else {}),
         }
 
     async def intent(

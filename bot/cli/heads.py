@@ -39,7 +39,8 @@ def command() -> None:
     "--pack",
     "pack_dir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Train the intent head from this pack's intents into PACK/heads/intent.",
+    help="Train the pack's intent head (from its intents) or move head (--name move) into "
+    "PACK/heads/NAME.",
 )
 @click.option(
     "--out",
@@ -80,8 +81,16 @@ def train(
         from bot.packs import load_pack
 
         pack = load_pack(pack_dir)
-        rows = [(ex, intent.name) for intent in pack.intents for ex in intent.examples]
-        out = out or pack_dir / "heads" / "intent"
+        if name == "move":
+            from bot.heads.moves import move_rows
+
+            rows = move_rows(pack)
+            no_none = True  # every line names a move; the playbook's preference is the fallback
+        elif name == "intent":
+            rows = [(ex, intent.name) for intent in pack.intents for ex in intent.examples]
+        else:
+            raise click.UsageError("--pack trains --name intent or --name move")
+        out = out or pack_dir / "heads" / name
     else:
         assert data is not None
         if out is None:

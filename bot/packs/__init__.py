@@ -177,6 +177,7 @@ def _build(root: Path, files: dict[str, _Loaded], documents: list[Document]) -> 
         default_move=play["default_move"],
         signup_cooldown_turns=play.get("signup_cooldown_turns", 3),
         low_sentiment=play.get("low_sentiment", -0.3),
+        move_examples=play.get("move_examples", {}),
         slots=[Slot(**s) for s in play.get("slots", [])],
         outcomes=[OutcomeRule(**o) for o in play.get("outcomes", [])],
         templates=play["templates"],
@@ -184,6 +185,7 @@ def _build(root: Path, files: dict[str, _Loaded], documents: list[Document]) -> 
         faq=[FaqEntry(**f) for f in _data(files, "faq.yaml").get("faq", [])],
         documents=documents,
         helpdesks=[HelpDesk(**h) for h in _data(files, "helpdesks.yaml").get("helpdesks", [])],
+        preflight=meta.get("preflight", {}),
     )
 
 
@@ -274,6 +276,14 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
                 f"knowledge key {key!r} is used twice (faq and docs keys must be unique)",
             )
         )
+    desks = {h.name for h in pack.helpdesks}
+    for name in pack.preflight.get("helpdesks", {}):
+        if name not in desks:
+            errors.append(
+                files["pack.yaml"].error(
+                    ("preflight", "helpdesks", name), f"unknown help desk {name!r}"
+                )
+            )
     if "helpdesks.yaml" in files and sum(h.default for h in pack.helpdesks) > 1:
         errors.append(
             files["helpdesks.yaml"].error(

@@ -113,6 +113,7 @@ class Pack:
     default_move: str
     signup_cooldown_turns: int
     low_sentiment: float
+    move_examples: dict[str, list[str]]
     slots: list[Slot]
     outcomes: list[OutcomeRule]
     templates: dict[str, dict[str, str]]
@@ -120,6 +121,8 @@ class Pack:
     faq: list[FaqEntry]
     documents: list[Document]
     helpdesks: list[HelpDesk]
+    #: pack.yaml's ``preflight`` section: thresholds, help-desk routing, search steps.
+    preflight: dict[str, Any] = field(default_factory=dict)
 
     def template(self, name: str, language: str | None = None, **values: str) -> str:
         """A template in the conversation's language, else the pack's; values filled in."""
@@ -137,6 +140,9 @@ class Pack:
         """The help desk that takes escalations of ``kind``, else the default one."""
         named = next((h for h in self.helpdesks if kind in h.reasons), None)
         return named or self.default_helpdesk()
+
+    def helpdesk_named(self, name: str | None) -> HelpDesk | None:
+        return next((h for h in self.helpdesks if h.name == name), None)
 
     def default_helpdesk(self) -> HelpDesk | None:
         return next(

@@ -37,6 +37,41 @@ def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     }
 
 
+#: The questions pre-flight answers before a turn (bot.preflight); each has its own threshold.
+PREFLIGHT_QUESTIONS = [
+    "flow",
+    "faq",
+    "person",
+    "helpdesk",
+    "reasoning",
+    "frustration",
+    "language",
+]
+REASONING_LEVELS = ["low", "medium", "high"]
+_share = {"type": "number", "minimum": 0, "maximum": 1}
+PREFLIGHT = _obj(
+    {
+        "thresholds": {
+            "type": "object",
+            "propertyNames": {"enum": PREFLIGHT_QUESTIONS},
+            "additionalProperties": _share,
+        },
+        # Which help desk a request for a person goes to, by what the message is about.
+        "helpdesks": {
+            "type": "object",
+            "additionalProperties": _obj({"intents": _str_list, "topics": _str_list}, []),
+        },
+        # Knowledge-search steps a turn may take at each reasoning level.
+        "search_steps": {
+            "type": "object",
+            "propertyNames": {"enum": REASONING_LEVELS},
+            "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 16},
+        },
+        "timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "maximum": 60},
+    },
+    [],
+)
+
 PACK = _obj(
     {
         "name": _key,
@@ -81,6 +116,7 @@ PACK = _obj(
         "booking": _obj(
             {"enabled": {"type": "boolean"}, "url": _str, "contact": _str}, ["enabled", "contact"]
         ),
+        "preflight": PREFLIGHT,
     },
     ["name", "company", "products", "scope"],
 )
@@ -113,6 +149,12 @@ PLAYBOOK = _obj(
         "default_move": {"enum": MOVES},
         "signup_cooldown_turns": {"type": "integer", "minimum": 0},
         "low_sentiment": {"type": "number", "minimum": -1, "maximum": 1},
+        # Customer lines per move, for training the move head beside the intents' examples.
+        "move_examples": {
+            "type": "object",
+            "propertyNames": {"enum": MOVES},
+            "additionalProperties": _str_list,
+        },
         "slots": {
             "type": "array",
             "items": _obj(
