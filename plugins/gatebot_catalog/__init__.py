@@ -1,0 +1,43 @@
+"""The API catalog plugin: a pack's ``apis.yaml`` becomes tools, one per endpoint, plus
+``catalog.inspect``, ``catalog.call`` and ``catalog.read_result`` for a model.
+
+``spec`` reads and checks the file, ``urls`` builds and validates each request before anything
+leaves the process, ``client`` sends it (aiohttp) with the credential read from the environment,
+``tools`` wraps endpoints as :class:`bot.tools.Tool`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from bot.hookspecs import hookimpl
+from bot.tools import Tool
+from gatebot_catalog.client import CatalogClient
+from gatebot_catalog.spec import load_catalog
+from gatebot_catalog.tools import build_tools
+
+#: One HTTP client per app, closed at shutdown.
+_clients: weakref.WeakKeyDictionary[Any, CatalogClient] = weakref.WeakKeyDictionary()
+
+
+def catalog_tools(app: Any) -> list[Tool]:
+    """The tools of the pack's catalog (none when the pack has no ``apis.yaml``)."""
+    catalog = load_catalog(app.pack.root)
+    if catalog is None:
+        return []
+    client = _clients.setdefault(app, CatalogClient())
+    return build_tools(catalog, client)
+
+
+@hookimpl
+def register_tools(register: Callable[[Any], None]) -> None:
+    register(catalog_tools)
+
+
+@hookimpl
+async def shutdown(app: Any) -> None:
+    client = _clients.pop(app, None)
+    if client is not None:
+        await client.close()

@@ -1,0 +1,182 @@
+"""A DEMO orders API, served by gatebot's own web server under ``/demo-api``.
+
+It exists so the sample pack shows an order lookup, a refund with its read-back and seat changes
+end to end with no real backend. Everything is in memory and reset at every start. It answers only
+with the Bearer token the catalog names (``ACME_ORDERS_TOKEN``, demo default ``acme-demo-token``).
+
+Ownership, as a customer would understand it: every order and subscription carries its owner's
+email, and a lookup answers only when the email given is that one (a wrong email looks exactly
+like a missing order). The catalog declares the lookups with ``owns:``, so a successful lookup
+makes the conversation the owner of that order, and only owned orders can be refunded.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from dataclasses import asdict, dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from aiohttp import web
+
+PREFIX = "/demo-api"
+REFUND_WINDOW_DAYS = 30
+MAX_SEATS = 500
+
+
+@dataclass
+class Order:
+    order_id: str
+    email: str
+    amount: str
+    currency: str
+    placed: str
+    status: str = "paid"
+    refund_method: str | None = None
+
+
+@dataclass
+class Subscription:
+    subscription_id: str
+    email: str
+    plan: str
+    seats: int
+
+
+def seed(today: date | None = None) -> tuple[dict[str, Order], dict[str, Subscription]]:
+    """The demo's records: 1042 can be refunded, 1043 is past the refund window, 1044 belongs to
+    someone else; one subscription with 5 seats."""
+    today = today or date.today()
+    days = lambda n: (today - timedelta(days=n)).isoformat()  # noqa: E731
+    orders = [
+        Order("1042", "sam@example.com", "42.00", "USD", days(5)),
+        Order("1043", "sam@example.com", "129.00", "USD", days(45)),
+        Order("1044", "alex@example.com", "18.00", "USD", days(2)),
+    ]
+    subs = [Subscription("sub_acme1", "sam@example.com", "team", 5)]
+    return {o.order_id: o for o in orders}, {s.subscription_id: s for s in subs}
+
+
+def _error(status: int, code: str, message: str) -> web.Response:
+    return web.json_response(
+        {"demo": True, "error": {"code": code, "message": message}}, status=status
+    )
+
+
+class DemoApi:
+    def __init__(self, token: str | None, today: date | None = None) -> None:
+        self.token = token
+        self.today = today or date.today()
+        self.orders, self.subscriptions = seed(self.today)
+
+    def routes(self) -> list[tuple[str, str, Any]]:
+        return [
+            ("GET", PREFIX, self.index),
+            ("GET", PREFIX + "/orders/{order_id}", self.get_order),
+            ("POST", PREFIX + "/orders/{order_id}/refund", self.refund),
+            ("GET", PREFIX + "/subscriptions/{subscription_id}/seats", self.get_seats),
+            ("POST", PREFIX + "/subscriptions/{subscription_id}/seats", self.change_seats),
+        ]
+
+    def _denied(self, request: web.Request) -> web.Response | None:
+        if self.token is None:
+            return None
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            return _error(401, "unauthorized", "a valid Bearer token is required")
+        return None
+
+    @staticmethod
+    async def _body(request: web.Request) -> dict[str, Any] | None:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        return body if isinstance(body, dict) else None
+
+    def _refundable(self, order: Order) -> tuple[bool, str]:
+        if order.status == "refunded":
+            return False, f"order {order.order_id} was already refunded"
+        age = (self.today - date.fromisoformat(order.placed)).days
+        if age > REFUND_WINDOW_DAYS:
+            return False, (
+                f"order {order.order_id} was placed {age} days ago, past the "
+                f"{REFUND_WINDOW_DAYS}-day refund window"
+            )
+        return True, "within the refund window"
+
+    def _owned_order(self, request: web.Request) -> Order | None:
+        order = self.orders.get(request.match_info["order_id"])
+        email = request.query.get("email", "").strip().lower()
+        return order if order is not None and order.email == email else None
+
+    async def index(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {"demo": True, "note": "gatebot's demo orders API: in memory, reset at every start"}
+        )
+
+    async def get_order(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        order = self._owned_order(request)
+        if order is None:  # a wrong email reads exactly like a missing order
+            return _error(404, "not_found", "no such order for that email")
+        refundable, why = self._refundable(order)
+        return web.json_response(
+            {"demo": True, **asdict(order), "refundable": refundable, "refund_note": why}
+        )
+
+    async def refund(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        order = self.orders.get(request.match_info["order_id"])
+        if order is None:
+            return _error(404, "not_found", "no such order")
+        body = await self._body(request)
+        method = body.get("method") if body else None
+        if method not in ("card", "store_credit"):
+            return _error(400, "bad_request", "method must be card or store_credit")
+        refundable, why = self._refundable(order)
+        if not refundable:
+            return _error(409, "not_refundable", why)
+        order.status, order.refund_method = "refunded", method
+        amount = Decimal(order.amount)
+        return web.json_response(
+            {
+                "demo": True,
+                "order_id": order.order_id,
+                "status": "refunded",
+                "amount": f"{amount:.2f}",
+                "currency": order.currency,
+                "method": method,
+            }
+        )
+
+    async def get_seats(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        sub = self.subscriptions.get(request.match_info["subscription_id"])
+        email = request.query.get("email", "").strip().lower()
+        if sub is None or sub.email != email:
+            return _error(404, "not_found", "no such subscription for that email")
+        return web.json_response({"demo": True, **asdict(sub)})
+
+    async def change_seats(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        sub = self.subscriptions.get(request.match_info["subscription_id"])
+        if sub is None:
+            return _error(404, "not_found", "no such subscription")
+        body = await self._body(request)
+        delta = body.get("delta") if body else None
+        if not isinstance(delta, int) or isinstance(delta, bool) or delta == 0:
+            return _error(400, "bad_request", "delta must be a non-zero whole number")
+        seats = sub.seats + delta
+        if not 1 <= seats <= MAX_SEATS:
+            return _error(409, "seat_limit", f"a subscription has 1 to {MAX_SEATS} seats")
+        sub.seats = seats
+        return web.json_response(
+            {"demo": True, "subscription_id": sub.subscription_id, "delta": delta, "seats": seats}
+        )
