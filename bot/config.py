@@ -19,6 +19,14 @@ def _int(name: str, default: int) -> int:
         raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
 
 
+def search_steps_from_env() -> int:
+    """GATEBOT_SEARCH_STEPS: tool rounds a model may take per answer (default 4, 0 to 16)."""
+    steps = _int("GATEBOT_SEARCH_STEPS", 4)
+    if not 0 <= steps <= 16:
+        raise ConfigError(f"GATEBOT_SEARCH_STEPS must be between 0 and 16, got {steps}")
+    return steps
+
+
 def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 

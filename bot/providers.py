@@ -3,10 +3,21 @@
 A model only reads free text into proposals and words replies. It gets the turn's state rendered as
 text (``system`` and ``messages``) and the same state structured (``context``), so an offline
 provider can work from the structure and a language model from the text.
+
+Tool calling, for the bounded loops in :mod:`bot.toolloop`: a prompt offers ``tools`` (each
+``{"name", "description", "schema"}``, as :meth:`bot.tools.Tool.describe` gives them); a response
+may carry ``tool_calls``. The exchange so far travels in ``messages`` after the transcript, in one
+neutral form that each provider renders in its API's shape:
+
+- ``{"role": "assistant", "content": text, "tool_calls": [{"id", "name", "arguments"}]}``
+- ``{"role": "tool", "tool_call_id", "name", "content": text, "is_error": bool}``
+
+The model only proposes calls: every one runs through :class:`bot.tools.ToolRunner`'s checks.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -16,11 +27,30 @@ from bot.errors import ProviderError
 
 
 @dataclass
+class ToolCall:
+    """One call a model asked for. ``arguments`` is a dict when the model sent a JSON object;
+    anything else (unparseable JSON, a list) is kept as sent, and the tool runner refuses it."""
+
+    id: str
+    name: str
+    arguments: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass
 class Prompt:
     purpose: str  # "reply", "values" or "intent"
     system: str
-    messages: list[dict[str, str]]
+    #: The transcript (``{"role", "content"}``), then any tool exchange (see the module docstring).
+    messages: list[dict[str, Any]]
     context: dict[str, Any] = field(default_factory=dict)
+    #: Tools the model may call: ``{"name", "description", "schema"}`` each. Empty: no tools.
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    #: ``auto`` (the model may call a tool) or ``none`` (it must answer in text; the tools stay
+    #: described because the APIs refuse an exchange that names tools no longer defined).
+    tool_choice: str = "auto"
 
 
 @dataclass
@@ -28,6 +58,7 @@ class Response:
     text: str
     tokens_in: int = 0
     tokens_out: int = 0
+    tool_calls: list[ToolCall] = field(default_factory=list)
 
 
 class ModelProvider(ABC):
@@ -37,6 +68,9 @@ class ModelProvider(ABC):
     #: Whether it can read values out of free text (purpose "values", JSON out). The offline
     #: provider cannot; the deterministic extractors do that job for it.
     reads_values: bool = False
+    #: Whether it honours ``Prompt.tools`` (answers with ``tool_calls``). A provider that does not
+    #: is handed the facts instead, found by one search the runtime makes for it.
+    calls_tools: bool = False
 
     def __init__(self, model: str = "") -> None:
         self.model = model
@@ -71,3 +105,50 @@ async def call(provider: ModelProvider, prompt: Prompt, calls: list[dict[str, An
         entry["ms"] = round((time.perf_counter() - started) * 1000, 3)
     entry["tokens_in"], entry["tokens_out"] = response.tokens_in, response.tokens_out
     return response
+
+
+def assistant_turn(text: str, calls: list[ToolCall]) -> dict[str, Any]:
+    """The model's tool-calling turn as it goes back into ``messages``."""
+    return {"role": "assistant", "content": text, "tool_calls": [c.as_dict() for c in calls]}
+
+
+def tool_result(call: ToolCall, content: str, is_error: bool = False) -> dict[str, Any]:
+    """What a tool call came to, as it goes back into ``messages``."""
+    return {
+        "role": "tool",
+        "tool_call_id": call.id,
+        "name": call.name,
+        "content": content,
+        "is_error": is_error,
+    }
+
+
+def split_exchange(
+    messages: list[dict[str, Any]],
+) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+    """The transcript (plain lines, which providers normalise) and the tool exchange from its
+    first tool turn on (kept exactly as it is: ids must pair calls with results)."""
+    for i, message in enumerate(messages):
+        if message.get("role") == "tool" or message.get("tool_calls"):
+            return messages[:i], messages[i:]
+    return messages, []
+
+
+_WIRE_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def wire_names(tools: list[dict[str, Any]]) -> dict[str, str]:
+    """Our tool names (``knowledge.search``) by the names the APIs accept (letters, digits, ``_``
+    and ``-``, at most 64): ``{"knowledge_search": "knowledge.search"}``."""
+    out: dict[str, str] = {}
+    for tool in tools:
+        wire = wire_name(tool["name"])
+        if wire in out:
+            clash = f"{out[wire]!r} and {tool['name']!r}"
+            raise ValueError(f"tools {clash} share the wire name {wire!r}")
+        out[wire] = tool["name"]
+    return out
+
+
+def wire_name(name: str) -> str:
+    return _WIRE_UNSAFE.sub("_", name)[:64]

@@ -3,9 +3,13 @@
 ``WireServer("anthropic")`` answers ``POST /v1/messages`` as the Messages API does;
 ``WireServer("openai")`` answers ``POST /v1/chat/completions`` as Chat Completions does. Each
 binds 127.0.0.1 on a free port, records every request (path, headers, JSON body) and answers from
-a script: a success, an error status (optionally with Retry-After), or a slow answer for timeout
-tests. A request with no credential header gets a 401, as from the real APIs. Nothing is logged,
-and no answer ever echoes a request header, so a key stays where the test put it.
+a script: a success, an error status (optionally with Retry-After), a slow answer for timeout
+tests, or a tool-calling answer (:func:`use`). Requests that offer tools are checked as the real
+APIs check them (wire-safe tool names; every call answered by a result with its id; Anthropic's
+"blocks need tools defined"), so a provider that sends a malformed exchange gets the 400 it would
+get in production. A request with no credential header gets a 401, as from the real APIs.
+Nothing is logged, and no answer ever echoes a request header, so a key stays where the test put
+it.
 
     async with WireServer("anthropic") as server:
         server.script(fail(429, retry_after="0"), ok("Yes [faq-docker].", 12, 7))
@@ -18,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -57,10 +63,17 @@ class Answer:
     headers: Mapping[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # held this long (or until the server closes) before answering
     message: str = ""  # an error's message; the default says which status was scripted
+    #: Tool calls as (wire name, arguments); a str argument is sent as is (OpenAI only: bad JSON).
+    tool_calls: tuple[tuple[str, Any], ...] = ()
 
 
 def ok(text: str, tokens_in: int = 12, tokens_out: int = 7) -> Answer:
     return Answer(200, text, tokens_in, tokens_out)
+
+
+def use(*calls: tuple[str, Any], text: str = "") -> Answer:
+    """A tool-calling answer: ``use(("knowledge_search", {"query": "sso"}))``."""
+    return Answer(200, text, 20, 9, tool_calls=tuple(calls))
 
 
 def fail(
@@ -157,6 +170,9 @@ class WireServer:
             return web.json_response(
                 self._error(fail(401, message="no credential sent")), status=401
             )
+        problem = self._malformed(body) if isinstance(body, dict) else None
+        if problem:
+            return web.json_response(self._error(fail(400, message=problem)), status=400)
         answer = self._script.pop(0) if self._script else self.default
         if answer.delay_s:
             with contextlib.suppress(TimeoutError):
@@ -168,19 +184,90 @@ class WireServer:
         model = body.get("model", "") if isinstance(body, dict) else ""
         return web.json_response(self._success(answer, model), headers=dict(answer.headers))
 
+    def _malformed(self, body: dict[str, Any]) -> str | None:
+        """What the real API would refuse about a request's tools or tool exchange, if anything."""
+        tools = body.get("tools") or []
+        for tool in tools:
+            name = tool.get("name") if self.api == "anthropic" else tool["function"].get("name")
+            if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name or ""):
+                return f"tools: name {name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$"
+        if self.api == "anthropic":
+            return self._anthropic_exchange(body.get("messages") or [], bool(tools))
+        return self._openai_exchange(body.get("messages") or [])
+
+    @staticmethod
+    def _anthropic_exchange(messages: list[dict[str, Any]], has_tools: bool) -> str | None:
+        pending: set[str] = set()  # tool_use ids the next user turn must answer
+        for message in messages:
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            kinds = {b.get("type") for b in blocks}
+            if kinds & {"tool_use", "tool_result"} and not has_tools:
+                return (
+                    "Requests which include `tool_use` or `tool_result` blocks must define tools."
+                )
+            answered = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
+            if answered != pending:
+                return f"tool_result blocks {sorted(answered)} do not answer {sorted(pending)}"
+            pending = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+        return "tool_use ids were never answered" if pending else None
+
+    @staticmethod
+    def _openai_exchange(messages: list[dict[str, Any]]) -> str | None:
+        pending: set[str] = set()
+        for message in messages:
+            if message.get("role") == "tool":
+                if message.get("tool_call_id") not in pending:
+                    return "messages with role 'tool' must be a response to a preceding tool_calls"
+                pending.discard(message["tool_call_id"])
+                continue
+            if pending:
+                return (
+                    "An assistant message with 'tool_calls' must be followed by tool messages "
+                    "responding to each 'tool_call_id'."
+                )
+            pending = {c["id"] for c in message.get("tool_calls") or []}
+        return None
+
     def _success(self, answer: Answer, model: str) -> dict[str, Any]:
         n = next(self._ids)
         if self.api == "anthropic":
+            content: list[dict[str, Any]] = (
+                [{"type": "text", "text": answer.text}]
+                if answer.text or not answer.tool_calls
+                else []
+            )
+            content += [
+                {"type": "tool_use", "id": f"toolu_{n:04d}_{i}", "name": name, "input": arguments}
+                for i, (name, arguments) in enumerate(answer.tool_calls)
+            ]
             return {
                 "id": f"msg_{n:04d}",
                 "type": "message",
                 "role": "assistant",
-                "content": [{"type": "text", "text": answer.text}],
+                "content": content,
                 "model": model,
-                "stop_reason": "end_turn",
+                "stop_reason": "tool_use" if answer.tool_calls else "end_turn",
                 "stop_sequence": None,
                 "usage": {"input_tokens": answer.tokens_in, "output_tokens": answer.tokens_out},
             }
+        message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
+        if answer.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{n:04d}_{i}",
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": arguments
+                        if isinstance(arguments, str)
+                        else json.dumps(arguments),
+                    },
+                }
+                for i, (name, arguments) in enumerate(answer.tool_calls)
+            ]
+        elif message["content"] is None:
+            message["content"] = ""
         return {
             "id": f"chatcmpl-{n:04d}",
             "object": "chat.completion",
@@ -189,8 +276,8 @@ class WireServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": answer.text},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if answer.tool_calls else "stop",
                 }
             ],
             "usage": {

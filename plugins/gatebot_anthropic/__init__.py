@@ -6,6 +6,10 @@ explicitly, so the SDK never falls back to profiles or token files on disk.
 public API is where calls go. Timeouts, retries and error messages follow
 :mod:`gatebot_providers_common.policy`.
 
+Tool calling: ``Prompt.tools`` go out as ``tools`` (names made wire-safe, mapped back on the
+way in), the exchange as ``tool_use`` blocks in assistant turns and ``tool_result`` blocks in user
+turns, and ``tool_choice`` ``none`` as ``{"type": "none"}``.
+
 The SDK is imported on first use, so an install without ``gatebot[providers]`` loads this plugin
 without error and only a deployment that selects it is told to install the SDK.
 """
@@ -21,7 +25,15 @@ from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_wi
 
 from bot.errors import ConfigError, ProviderError
 from bot.hookspecs import hookimpl
-from bot.providers import ModelProvider, Prompt, Response
+from bot.providers import (
+    ModelProvider,
+    Prompt,
+    Response,
+    ToolCall,
+    split_exchange,
+    wire_name,
+    wire_names,
+)
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -39,6 +51,7 @@ def _env(name: str) -> str:
 class AnthropicProvider(ModelProvider):
     name = "anthropic"
     reads_values = True
+    calls_tools = True
 
     def __init__(
         self,
@@ -87,10 +100,22 @@ class AnthropicProvider(ModelProvider):
         import anthropic
 
         errors = SdkErrors.of(anthropic)
-        messages = cast("list[MessageParam]", alternating(prompt.messages))
+        transcript, exchange = split_exchange(prompt.messages)
+        messages = cast("list[MessageParam]", [*alternating(transcript), *_exchange(exchange)])
         # The API refuses an empty system text: leave the field out instead. (A dict rather than
         # the SDK's omit sentinel, which SDKs older than the pinned floor do not have.)
-        system: dict[str, Any] = {"system": prompt.system} if prompt.system else {}
+        extra: dict[str, Any] = {"system": prompt.system} if prompt.system else {}
+        names = wire_names(prompt.tools)
+        if prompt.tools:
+            extra["tools"] = [
+                {
+                    "name": wire_name(t["name"]),
+                    "description": t.get("description", ""),
+                    "input_schema": t["schema"],
+                }
+                for t in prompt.tools
+            ]
+            extra["tool_choice"] = {"type": "none" if prompt.tool_choice == "none" else "auto"}
 
         async def attempt(seconds_left: float) -> Message:
             return await client.messages.create(
@@ -98,11 +123,16 @@ class AnthropicProvider(ModelProvider):
                 max_tokens=self.max_tokens,
                 messages=messages,
                 timeout=seconds_left,
-                **system,
+                **extra,
             )
 
         message = await call_with_retries("anthropic", attempt, errors, self.policy, self._secrets)
         text = "".join(block.text for block in message.content if block.type == "text")
+        calls = [
+            ToolCall(block.id, names.get(block.name, block.name), block.input)
+            for block in message.content
+            if block.type == "tool_use"
+        ]
         usage = message.usage
         # Cached prompt tokens are counted apart from input_tokens; all of them were read.
         tokens_in = (
@@ -110,7 +140,9 @@ class AnthropicProvider(ModelProvider):
             + (getattr(usage, "cache_creation_input_tokens", None) or 0)
             + (getattr(usage, "cache_read_input_tokens", None) or 0)
         )
-        return Response(text=text, tokens_in=tokens_in, tokens_out=usage.output_tokens)
+        return Response(
+            text=text, tokens_in=tokens_in, tokens_out=usage.output_tokens, tool_calls=calls
+        )
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool; the next call opens a new one."""
@@ -119,7 +151,48 @@ class AnthropicProvider(ModelProvider):
             await sdk.close()
 
 
+def _exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool exchange as Messages API turns: calls as ``tool_use`` blocks of the assistant,
+    results as ``tool_result`` blocks of the user; consecutive blocks of one role share a turn
+    (the API wants every result of one assistant turn in the next user turn)."""
+    out: list[dict[str, Any]] = []
+    for message in exchange:
+        role = message.get("role")
+        blocks: list[dict[str, Any]] = []
+        if role == "tool":
+            role = "user"
+            blocks.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": message["tool_call_id"],
+                    "content": message.get("content") or "",
+                    "is_error": bool(message.get("is_error")),
+                }
+            )
+        else:
+            role = "assistant" if role == "assistant" else "user"
+            if message.get("content"):
+                blocks.append({"type": "text", "text": message["content"]})
+            for call in message.get("tool_calls") or []:
+                arguments = call["arguments"]
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": call["id"],
+                        "name": wire_name(call["name"]),
+                        # The API takes only an object; what else a model sent was refused.
+                        "input": arguments if isinstance(arguments, dict) else {},
+                    }
+                )
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
 @hookimpl
 def register_model_providers(register: Callable[[str, object], None]) -> None:
     register("anthropic", AnthropicProvider)
-

@@ -6,21 +6,35 @@ It speaks to OpenAI or to any OpenAI-compatible server (vLLM, llama.cpp, Ollama,
 a placeholder is sent; without either the call fails honestly. Timeouts, retries and error
 messages follow :mod:`gatebot_providers_common.policy`.
 
+Tool calling: ``Prompt.tools`` go out as function ``tools`` (names made wire-safe, mapped back on
+the way in), the exchange as assistant ``tool_calls`` and ``role: tool`` messages, and
+``tool_choice`` ``none`` as ``"none"``. Arguments that are not valid JSON are handed on as the
+string the model sent, for the tool runner to refuse.
+
 The SDK is imported on first use, as in ``gatebot_anthropic``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries
 
 from bot.errors import ConfigError, ProviderError
 from bot.hookspecs import hookimpl
-from bot.providers import ModelProvider, Prompt, Response
+from bot.providers import (
+    ModelProvider,
+    Prompt,
+    Response,
+    ToolCall,
+    split_exchange,
+    wire_name,
+    wire_names,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -38,6 +52,7 @@ def _env(name: str) -> str:
 class OpenAIProvider(ModelProvider):
     name = "openai"
     reads_values = True
+    calls_tools = True
 
     def __init__(self, model: str = "", *, policy: CallPolicy | None = None) -> None:
         # As in gatebot_anthropic: what no retry can fix stops the start; a missing key does not.
@@ -78,27 +93,50 @@ class OpenAIProvider(ModelProvider):
         import openai
 
         errors = SdkErrors.of(openai)
-        chat = alternating(prompt.messages)
+        transcript, exchange = split_exchange(prompt.messages)
+        chat: list[dict[str, Any]] = [*alternating(transcript), *_exchange(exchange)]
         if prompt.system:
             chat.insert(0, {"role": "system", "content": prompt.system})
         messages = cast("list[ChatCompletionMessageParam]", chat)
+        names = wire_names(prompt.tools)
+        extra: dict[str, Any] = {}
+        if prompt.tools:
+            extra["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": wire_name(t["name"]),
+                        "description": t.get("description", ""),
+                        "parameters": t["schema"],
+                    },
+                }
+                for t in prompt.tools
+            ]
+            extra["tool_choice"] = "none" if prompt.tool_choice == "none" else "auto"
 
         async def attempt(seconds_left: float) -> ChatCompletion:
             return await client.chat.completions.create(
-                model=self.model, messages=messages, timeout=seconds_left
+                model=self.model, messages=messages, timeout=seconds_left, **extra
             )
 
         completion = await call_with_retries("openai", attempt, errors, self.policy, self._secrets)
         if not completion.choices:
             raise ProviderError("openai: the response had no choices")
-        # A refusal or a tool call leaves content empty: an empty draft, which the reply gate
-        # refuses like any other unusable one.
-        text = completion.choices[0].message.content or ""
+        # A refusal leaves content empty: an empty draft, which the reply gate refuses like any
+        # other unusable one.
+        message = completion.choices[0].message
+        text = message.content or ""
+        calls = [
+            ToolCall(c.id, names.get(c.function.name, c.function.name), _arguments(c.function))
+            for c in message.tool_calls or []
+            if c.type == "function"
+        ]
         usage = completion.usage  # some compatible servers leave it out
         return Response(
             text=text,
             tokens_in=usage.prompt_tokens if usage else 0,
             tokens_out=usage.completion_tokens if usage else 0,
+            tool_calls=calls,
         )
 
     async def aclose(self) -> None:
@@ -108,7 +146,51 @@ class OpenAIProvider(ModelProvider):
             await sdk.close()
 
 
+def _arguments(function: Any) -> Any:
+    """A call's arguments: the JSON object the model sent, else its raw text (refused later)."""
+    try:
+        return json.loads(function.arguments or "{}")
+    except ValueError:
+        return function.arguments
+
+
+def _exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool exchange as Chat Completions messages."""
+    out: list[dict[str, Any]] = []
+    for message in exchange:
+        if message.get("role") == "tool":
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message["tool_call_id"],
+                    "content": message.get("content") or "",
+                }
+            )
+            continue
+        entry: dict[str, Any] = {
+            "role": "assistant" if message.get("role") == "assistant" else "user",
+            "content": message.get("content") or None,
+        }
+        if message.get("tool_calls"):
+            entry["tool_calls"] = [
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {
+                        "name": wire_name(call["name"]),
+                        "arguments": call["arguments"]
+                        if isinstance(call["arguments"], str)
+                        else json.dumps(call["arguments"]),
+                    },
+                }
+                for call in message["tool_calls"]
+            ]
+        elif entry["content"] is None:
+            continue
+        out.append(entry)
+    return out
+
+
 @hookimpl
 def register_model_providers(register: Callable[[str, object], None]) -> None:
     register("openai", OpenAIProvider)
-
