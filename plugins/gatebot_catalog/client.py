@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import yarl
 
 from bot.tools import WINDOW_CHARS, ToolError, window
 from gatebot_catalog.spec import Api, Endpoint
@@ -108,7 +109,8 @@ class CatalogClient:
         try:
             async with self._client().request(
                 request.method,
-                request.url,
+                # Sent byte for byte as built and checked: no re-quoting or normalising on the way.
+                yarl.URL(request.url, encoded=True),
                 json=request.json,
                 headers=headers,
                 allow_redirects=False,
