@@ -139,3 +139,12 @@ def test_no_demo_api_unless_the_pack_declares_one(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert demo_for(fake) is None
+
+
+def test_the_demo_api_is_reached_on_the_apps_own_port(app: App) -> None:
+    from gatebot_catalog.urls import base_url
+
+    tool = app.tools.get("orders.lookup_order")
+    assert tool is not None
+    api = tool.api  # type: ignore[attr-defined]
+    assert base_url(api) == f"http://127.0.0.1:{app.settings.port}/demo-api"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from bot.hookspecs import hookimpl
 from bot.tools import Tool
@@ -27,8 +29,19 @@ def catalog_tools(app: Any) -> list[Tool]:
     catalog = load_catalog(app.pack.root)
     if catalog is None:
         return []
+    for name, api in catalog.apis.items():
+        if api.demo:
+            catalog.apis[name] = replace(api, base_url=own_address(app, api.base_url))
     client = _clients.setdefault(app, CatalogClient())
     return build_tools(catalog, client)
+
+
+def own_address(app: Any, declared: str) -> str:
+    """The demo API is served by this app's own web server, so its base URL is this app's address
+    (on whatever port it runs) with the declared path; ``base_url_env`` still overrides it."""
+    host = app.settings.host if app.settings.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{app.settings.port}{urlsplit(declared).path}".rstrip("/")
 
 
 @hookimpl
