@@ -18,6 +18,7 @@ from bot import followups, gates, valuereader
 from bot.acting import Acted, Actor
 from bot.errors import ProviderError
 from bot.events import EventBus
+from bot.flows.runtime import FlowEngine, FlowTurn
 from bot.forecast import forecast
 from bot.knowledge import Retriever
 from bot.metrics import Metrics
@@ -81,6 +82,8 @@ class Agent:
         #: the conversation.
         self.escalate, self.relay = escalate, relay
         self.actor = Actor(pack, provider, retriever)
+        #: The procedure runtime; the app binds its tools at build (``flows.bind_tools``).
+        self.flows = FlowEngine(pack, store, provider, retriever)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def handle(
@@ -175,7 +178,9 @@ class Agent:
         clock.lap("values")
 
         sentiment_score = sentiment_read.pop("score")
-        decision = decide(
+        # While a flow is active (or a confident intent starts one), its next step decides.
+        flow = await self._flow_turn(conv, state, scope, intent_read, msg.text, seq, record, calls)
+        decision = flow.decision if flow else decide(
             self.pack,
             state,
             scope,
@@ -190,7 +195,7 @@ class Agent:
         record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
         clock.lap("decide")
 
-        acted = await self.actor.act(
+        acted = flow.acted if flow and flow.acted else await self.actor.act(
             decision,
             msg.text,
             transcript,
@@ -232,6 +237,23 @@ class Agent:
             # After the turn is stored, so the help desk sees the agent's last line too.
             await self.escalate(conv, escalation[0], escalation[1], msg.text)
         return TurnResult(acted.replies, record)
+
+    async def _flow_turn(
+        self,
+        conv: Conversation,
+        state: dict[str, Any],
+        scope: dict[str, Any],
+        intent_read: dict[str, Any],
+        text: str,
+        seq: int,
+        record: dict[str, Any],
+        calls: list[dict[str, Any]],
+    ) -> FlowTurn | None:
+        """The flow's part of the turn, or None. Out of scope is declined as usual; the flow
+        waits for the next message."""
+        if scope["verdict"] == "out" or (not self.pack.flows and "flow" not in state):
+            return None
+        return await self.flows.turn(conv.id, state, intent_read, text, seq, record, calls)
 
     async def _paused_turn(
         self, conv: Conversation, msg: Message, record: dict[str, Any], clock: _Clock

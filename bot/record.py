@@ -25,6 +25,8 @@ def new_record(
         "move": {"name": None, "why": None, "escalate": False},
         "facts": [],
         "reply": {"text": None, "gate": {"passed": None, "reasons": []}, "attempts": 0},
+        # The flow that decided this turn: {"name", "run", "step", "status", "steps"}, or null.
+        "flow": None,
         "tools": [],
         "model_calls": [],
         "forecast": {"p_convert": None, "validated": False},
