@@ -98,6 +98,10 @@ class App:
             relay=self.helpdesks.relay,
             preflight=settings.preflight,
         )
+        # Flows name tools; only now are they known. A flow naming a missing one is disabled.
+        self.agent.flows.bind_tools(self.tools, self.tool_runner)
+        for name, why in self.agent.flows.disabled.items():
+            log.warning("flow %s is disabled: %s", name, why)
         self.channels: list[ChannelAdapter] = []
         self._sweeper: asyncio.Task[None] | None = None
         #: Extra HTTP routes (method, path, handler) that the web channel serves beside its own.

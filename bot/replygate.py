@@ -22,6 +22,10 @@ _GUARANTEE = re.compile(
 )
 
 
+#: Where one sentence ends: after its closing punctuation and any citations that follow it.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?![\[])")
+
+
 @dataclass
 class GateResult:
     passed: bool
@@ -29,12 +33,20 @@ class GateResult:
     citations: list[str] = field(default_factory=list)
 
 
-def check(draft: str, fact_keys: set[str], excluded_names: list[str]) -> GateResult:
+def check(
+    draft: str, fact_keys: set[str], excluded_names: list[str], require_citations: bool = False
+) -> GateResult:
+    """``require_citations`` (a flow step's ``cite-only`` mod): every sentence must cite a fact
+    retrieved this turn."""
     reasons = []
     cited = list(dict.fromkeys(CITATION.findall(draft)))
     for key in cited:
         if key not in fact_keys:
             reasons.append(f"cites {key!r}, which was not retrieved this turn")
+    if require_citations:
+        for sentence in _SENTENCE.split(draft.strip()):
+            if sentence.strip() and not any(k in fact_keys for k in CITATION.findall(sentence)):
+                reasons.append(f"has a sentence without a resolved citation ({sentence[:60]!r})")
     body = CITATION.sub("", draft)
     if m := _PRICE.search(body):
         reasons.append(f"states a price or amount ({m.group(0).strip()!r})")

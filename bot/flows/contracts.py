@@ -16,6 +16,8 @@ from bot.replygate import CITATION
 
 #: What ``test-driven`` attaches when a step declares no contract of its own.
 DEFAULT = Contract(requires=["text"], no_stubs=True)
+#: ... and on a tool_call step: the call must have succeeded.
+DEFAULT_TOOL = Contract(no_stubs=False, tool_status="ok")
 
 
 def check(contract: Contract, output: dict[str, Any], resolvable: set[str]) -> list[str]:

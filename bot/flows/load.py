@@ -310,7 +310,9 @@ def _check_type(step: Step, ids: list[str], where: _Where, at: tuple[Any, ...]) 
     if step.type == "router":
         if not step.routes and not step.default:
             out.append(where.error((*at, "routes"), "a router needs routes or a default"))
-        targets = [(("routes", k, "to"), r.to) for k, r in enumerate(step.routes)]
+        targets: list[tuple[tuple[Any, ...], str]] = [
+            (("routes", k, "to"), r.to) for k, r in enumerate(step.routes)
+        ]
         if step.default:
             targets.append((("default",), step.default))
         for path, target in targets:

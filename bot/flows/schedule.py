@@ -85,10 +85,10 @@ def schedule(flow: Flow) -> list[Entry]:
     """The full order, every loop expanded to its cap. Raises :class:`CycleError`."""
     node_of: dict[str, str] = {}
     bodies: dict[str, Loop] = {}
-    for loop in flow.loops:
-        key = min(loop.body)
-        bodies[key] = loop
-        for step_id in loop.body:
+    for declared in flow.loops:
+        key = min(declared.body)
+        bodies[key] = declared
+        for step_id in declared.body:
             node_of[step_id] = key
     deps: dict[str, set[str]] = {}
     for step in flow.steps:

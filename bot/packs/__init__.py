@@ -148,9 +148,25 @@ def load_pack(path: str | Path) -> Pack:
         raise PackErrors(errors)
     pack = _build(root, files, documents)
     _cross_check(pack, files, errors)
+    _load_flows(pack, errors)
     if errors:
         raise PackErrors(errors)
     return pack
+
+
+def _load_flows(pack: Pack, errors: list[PackError]) -> None:
+    """``flows/*.yaml`` and ``roles.yaml`` (bot.flows validates them; imported here, late, because
+    bot.flows reads YAML through this package)."""
+    from bot.flows.load import cross_check, load_flows
+
+    try:
+        pack.flows, pack.roles, pack.mods = load_flows(pack.root)
+    except PackErrors as exc:
+        errors.extend(exc.errors)
+        return
+    errors.extend(
+        cross_check(pack.flows, {i.name for i in pack.intents}, {s.name for s in pack.slots})
+    )
 
 
 def _data(files: dict[str, _Loaded], name: str) -> dict[str, Any]:

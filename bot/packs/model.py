@@ -123,6 +123,10 @@ class Pack:
     helpdesks: list[HelpDesk]
     #: pack.yaml's ``preflight`` section: thresholds, help-desk routing, search steps.
     preflight: dict[str, Any] = field(default_factory=dict)
+    # Procedures (bot.flows.model.Flow by name) and the personas and mods their steps use.
+    flows: dict[str, Any] = field(default_factory=dict)
+    roles: dict[str, Any] = field(default_factory=dict)
+    mods: dict[str, Any] = field(default_factory=dict)
 
     def template(self, name: str, language: str | None = None, **values: str) -> str:
         """A template in the conversation's language, else the pack's; values filled in."""

@@ -20,10 +20,20 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 from bot.errors import StoreError
+from bot.store.flowruns import FlowRunsMixin
 from bot.store.migrations import applied, migrate
-from bot.store.models import Conversation, Escalation, Message, Turn, now
+from bot.store.models import Conversation, Escalation, FlowCheckpoint, FlowRun, Message, Turn, now
 
-__all__ = ["Conversation", "Escalation", "Message", "Store", "Turn", "normalise_url"]
+__all__ = [
+    "Conversation",
+    "Escalation",
+    "FlowCheckpoint",
+    "FlowRun",
+    "Message",
+    "Store",
+    "Turn",
+    "normalise_url",
+]
 
 
 def normalise_url(url: str) -> str:
@@ -38,7 +48,7 @@ def _hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class Store:
+class Store(FlowRunsMixin):
     def __init__(self, url: str, **engine_args: Any) -> None:
         self.url = normalise_url(url)
         if self.url.startswith("sqlite:///") and not self.url.startswith("sqlite:///:memory:"):

@@ -184,6 +184,43 @@ def m004_conversation_key(conn: Connection) -> None:
     )
 
 
+@migration
+def m005_flows(conn: Connection) -> None:
+    """Flow runs and their append-only checkpoints."""
+    md = sa.MetaData()
+    sa.Table(
+        "flow_runs",
+        md,
+        sa.Column("id", sa.String(32), primary_key=True),
+        sa.Column("conversation_id", sa.String(64), index=True),
+        sa.Column("flow", sa.String(64), nullable=False, index=True),
+        sa.Column("flow_version", sa.String(64), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("parent_run_id", sa.String(32)),
+        sa.Column("fork_index", sa.Integer),
+        sa.Column("allow_side_effects", sa.Boolean, nullable=False),
+        sa.Column("schedule", sa.JSON, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    sa.Table(
+        "flow_checkpoints",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("run_id", sa.String(32), nullable=False, index=True),
+        sa.Column("idx", sa.Integer, nullable=False),
+        sa.Column("step_id", sa.String(64), nullable=False),
+        sa.Column("pass_no", sa.Integer, nullable=False),
+        sa.Column("input", sa.JSON, nullable=False),
+        sa.Column("output", sa.JSON, nullable=False),
+        sa.Column("model", sa.String(128)),
+        sa.Column("progress", sa.JSON, nullable=False),
+        sa.Column("edited", sa.Boolean, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("run_id", "idx", name="uq_flow_checkpoints_run_idx"),
+    )
+    md.create_all(conn)
+
+
 _applied = sa.Table(
     "schema_migrations",
     sa.MetaData(),

@@ -144,3 +144,39 @@ class KnowledgeBm25(SQLModel, table=True):
     indices: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # int32 passage rows
     indptr: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # int64 column starts
     built_at: datetime = Field(default_factory=now)
+
+
+class FlowRun(SQLModel, table=True):
+    """One run of a flow in a conversation; a fork names the run and checkpoint it branched
+    from. The schedule is the order the run walks, recorded when it starts."""
+
+    __tablename__ = "flow_runs"
+    id: str = Field(primary_key=True, max_length=32)
+    conversation_id: str | None = Field(default=None, index=True, max_length=64)
+    flow: str = Field(index=True, max_length=64)
+    flow_version: str = Field(max_length=64)
+    status: str = Field(default="active", max_length=16)  # active | done | handed_off | abandoned
+    parent_run_id: str | None = Field(default=None, max_length=32)
+    fork_index: int | None = None  # the parent's checkpoint this run branched from
+    allow_side_effects: bool = True  # False on a fork: changes tools run dry
+    schedule: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=now)
+
+
+class FlowCheckpoint(SQLModel, table=True):
+    """What one step saw and produced, and the run's progress after it. Append-only: the code
+    has no path that updates or deletes one."""
+
+    __tablename__ = "flow_checkpoints"
+    __table_args__ = (UniqueConstraint("run_id", "idx", name="uq_flow_checkpoints_run_idx"),)
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(index=True, max_length=32)
+    idx: int
+    step_id: str = Field(max_length=64)
+    pass_no: int = 1
+    input: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    output: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    model: str | None = Field(default=None, max_length=128)
+    progress: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    edited: bool = False  # a fork's copy whose output an operator changed by hand
+    created_at: datetime = Field(default_factory=now)

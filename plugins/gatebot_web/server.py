@@ -20,6 +20,7 @@ from aiohttp import WSMsgType, web
 
 from bot.store import Conversation
 from gatebot_web.ratelimit import RateLimiter
+from gatebot_web.staff import add_staff_routes
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -292,6 +293,7 @@ def build_web_app(gb: App) -> web.Application:
     app.router.add_post("/api/conversations/{id}/messages", post_message)
     app.router.add_get("/api/conversations/{id}", get_conversation)
     app.router.add_get("/api/conversations/{id}/events", events)
+    add_staff_routes(app, gb, ApiError, _bearer, _json_body)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/widget.js", widget_js)
