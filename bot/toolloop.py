@@ -75,7 +75,11 @@ async def run_tool_loop(
                 {
                     "tool": "",
                     "event": "step_limit",
-                    "detail": {"max_steps": max_steps, "asked": len(loop.response.tool_calls)},
+                    "detail": {
+                        "steps": loop.steps,
+                        "max_steps": max_steps,
+                        "asked": len(loop.response.tool_calls),
+                    },
                 }
             )
             return loop

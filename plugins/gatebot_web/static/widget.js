@@ -7,7 +7,11 @@
  * Everything renders inside a Shadow DOM so the host page's CSS cannot reach it, and every piece
  * of text from the server or the visitor goes in as text (textContent), never as HTML.
  *
- * Test hooks: [data-gatebot="launcher|panel|input|send|message|typing"], and each message has
+ * While a turn runs, the server's tool events ({"type": "tool", ...}) show as one short progress
+ * line ("Searching the help center…"): a fixed phrase per tool, never the tool's arguments or any
+ * detail from the event; the reply removes it.
+ *
+ * Test hooks: [data-gatebot="launcher|panel|input|send|message|typing|progress"], and each message has
  * data-role="customer|agent|staff|error". Script API: window.gatebot.open(), .close(), .send(text).
  */
 (function () {
@@ -192,6 +196,7 @@
     ".typing span:nth-child(2){animation-delay:.15s;}.typing span:nth-child(3){animation-delay:.3s;}",
     "@keyframes gb-bounce{0%,60%,100%{transform:translateY(0);opacity:.5}",
     "30%{transform:translateY(-4px);opacity:1}}",
+    ".progress{align-self:flex-start;font-size:12px;font-style:italic;color:#64748b;padding:0 6px;}",
     "@media (prefers-reduced-motion:reduce){.typing span{animation:none;}",
     ".launcher{transition:none;}}",
     ".composer{display:flex;align-items:flex-end;gap:8px;padding:10px 12px;",
@@ -292,7 +297,9 @@
     var typing = el("div", { class: "typing", "data-gatebot": "typing", "aria-label": "Typing" });
     typing.append(el("span"), el("span"), el("span"));
     typing.hidden = true;
-    log.append(empty, history, live, typing);
+    var progress = el("div", { class: "progress", "data-gatebot": "progress", role: "status" });
+    progress.hidden = true;
+    log.append(empty, history, live, typing, progress);
 
     var composer = el("form", { class: "composer" });
     var input = el("textarea", {
@@ -335,7 +342,8 @@
 
     ui = {
       host: host, panel: panel, log: log, empty: empty, history: history, live: live,
-      typing: typing, input: input, send: send, counter: counter, launcher: launcher, dot: dot,
+      typing: typing, progress: progress, input: input, send: send, counter: counter,
+      launcher: launcher, dot: dot,
     };
     document.body.appendChild(host);
   }
@@ -453,8 +461,28 @@
 
   function setTyping(on) {
     ui.typing.hidden = !on;
-    if (on) ui.log.appendChild(ui.typing); // keep it last
+    if (on) ui.log.append(ui.typing, ui.progress); // keep them last
     scrollToEnd();
+  }
+
+  // What a visitor is told a tool is doing: fixed phrases, so nothing the model or the tool wrote
+  // (arguments, queries, errors) ever reaches the page.
+  var PROGRESS = {
+    "knowledge.search": "Searching the help center…",
+    "knowledge.read": "Reading a source…",
+  };
+
+  function setProgress(text) {
+    ui.progress.textContent = text || "";
+    ui.progress.hidden = !text;
+    if (text) ui.log.appendChild(ui.progress);
+    scrollToEnd();
+  }
+
+  function onToolEvent(ev) {
+    if (ev.event !== "requested" && ev.event !== "started") return; // the next step updates it
+    var known = Object.prototype.hasOwnProperty.call(PROGRESS, ev.tool);
+    setProgress(known ? PROGRESS[ev.tool] : "Working on it…");
   }
 
   function markUnread() {
@@ -481,6 +509,7 @@
 
   function onEvent(ev) {
     if (!ev || typeof ev !== "object") return;
+    if (ev.type === "tool") { onToolEvent(ev); return; } // progress shows at once, never buffered
     if (inflight) { buffered.push(ev); return; } // decided once this tab's own answer is in
     handleEvent(ev);
   }
@@ -493,6 +522,7 @@
       addMessage(role, ev.text);
       shown = true;
     } else if (ev.type === "reply" && ev.reply) {
+      setProgress(null); // the turn answered: its progress line goes
       if (consumeEcho(replySig(ev.reply))) return;
       shown = !!addReply(ev.role === "staff" ? "staff" : "agent", ev.reply);
     } else if (ev.type === "replies" && Array.isArray(ev.replies)) {
@@ -672,6 +702,7 @@
       }
       if (r.ok && r.data && Array.isArray(r.data.replies)) {
         bubble.removeAttribute("data-status");
+        setProgress(null);
         r.data.replies.forEach(function (reply) {
           expectEcho(replySig(reply));
           addReply("agent", reply);
@@ -698,6 +729,7 @@
       inflight--;
       if (!inflight) {
         setTyping(false);
+        setProgress(null);
         flushBuffered();
       }
     }
