@@ -368,3 +368,20 @@ async def test_the_sample_pack_registers_the_catalog_tools(tmp_path: Path) -> No
         assert text == "refund order 1042 (amount: $42.00, method: store credit)"
     finally:
         await app.stop()
+
+
+def test_the_catalog_command_lists_tools_and_points_at_errors(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from gatebot_catalog.cli import command
+
+    ok = CliRunner().invoke(command, [str(ACME)])
+    assert ok.exit_code == 0 and "orders.refund_order  POST" in ok.output
+    assert "changes, owned order_id" in ok.output
+    (tmp_path / "apis.yaml").write_text(
+        "apis:\n  - name: x\n    base_url: https://x.example\n    endpoints:\n"
+        '      - {id: a, method: GET, path: "/a/{b}", description: a}\n',
+        encoding="utf-8",
+    )
+    bad = CliRunner().invoke(command, [str(tmp_path)])
+    assert bad.exit_code == 1
+    assert "apis.yaml:5 [apis[0].endpoints[0].path]: {b} has no params entry" in bad.output

@@ -14,8 +14,11 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+import click
+
 from bot.hookspecs import hookimpl
 from bot.tools import Tool
+from gatebot_catalog.cli import command as catalog_command
 from gatebot_catalog.client import CatalogClient
 from gatebot_catalog.spec import load_catalog
 from gatebot_catalog.tools import build_tools
@@ -47,6 +50,11 @@ def own_address(app: Any, declared: str) -> str:
 @hookimpl
 def register_tools(register: Callable[[Any], None]) -> None:
     register(catalog_tools)
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    cli.add_command(catalog_command)
 
 
 @hookimpl
