@@ -11,6 +11,7 @@ import json
 import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
 from importlib import metadata
 from typing import Any
 
@@ -25,9 +26,9 @@ from bot.app import App
 from bot.config import Settings
 from bot.errors import ConfigError, ProviderError
 from bot.plugins import load_plugins
-from bot.providers import Prompt
+from bot.providers import Prompt, ToolCall, assistant_turn, tool_result
 from bot.recorders import MemoryRecorder
-from tests.wire_servers import Api, Seen, WireServer, fail, ok, slow
+from tests.wire_servers import Api, Seen, WireServer, fail, ok, slow, use
 
 APIS: list[Api] = ["anthropic", "openai"]
 MODELS = {"anthropic": "claude-test", "openai": "gpt-test"}
@@ -466,3 +467,142 @@ async def test_a_provider_that_keeps_failing_gets_the_honest_answer_and_a_queue_
         assert KEYS[api] not in json.dumps(record) and KEYS[api] not in queued.reason
     finally:
         await app.stop()
+
+
+# --- tool calling ----------------------------------------------------------------------------
+
+SEARCH_TOOL = {
+    "name": "knowledge.search",
+    "description": "Search the help center.",
+    "schema": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    },
+}
+EARLIER = ToolCall("call_prev", "knowledge.search", {"query": "docker"})
+EXCHANGE_PROMPT = Prompt(
+    purpose="reply",
+    system="You write one reply.",
+    messages=[
+        {"role": "user", "content": DOCKER_QUESTION},
+        assistant_turn("Let me look.", [EARLIER]),
+        tool_result(EARLIER, '{"results": []}'),
+    ],
+    tools=[SEARCH_TOOL],
+)
+
+
+async def test_tools_and_the_exchange_go_out_in_each_api_shape_and_calls_come_back(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    api = server.api
+    server.script(use(("knowledge_search", {"query": "docker cache"}), text="Searching."))
+    response = await make(api).execute(EXCHANGE_PROMPT)
+    [call] = response.tool_calls
+    assert (call.name, call.arguments, response.text) == (
+        "knowledge.search",  # the wire name mapped back to ours
+        {"query": "docker cache"},
+        "Searching.",
+    )
+    assert call.id
+    [seen] = server.requests
+    body = seen.body
+    if api == "anthropic":
+        assert body["tools"] == [
+            {
+                "name": "knowledge_search",
+                "description": "Search the help center.",
+                "input_schema": SEARCH_TOOL["schema"],
+            }
+        ]
+        assert body["tool_choice"] == {"type": "auto"}
+        assert body["messages"] == [
+            {"role": "user", "content": DOCKER_QUESTION},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Let me look."},
+                    {
+                        "type": "tool_use",
+                        "id": "call_prev",
+                        "name": "knowledge_search",
+                        "input": {"query": "docker"},
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "call_prev",
+                        "content": '{"results": []}',
+                        "is_error": False,
+                    }
+                ],
+            },
+        ]
+    else:
+        assert body["tools"] == [
+            {
+                "type": "function",
+                "function": {
+                    "name": "knowledge_search",
+                    "description": "Search the help center.",
+                    "parameters": SEARCH_TOOL["schema"],
+                },
+            }
+        ]
+        assert body["tool_choice"] == "auto"
+        assert body["messages"][1:] == [
+            {"role": "user", "content": DOCKER_QUESTION},
+            {
+                "role": "assistant",
+                "content": "Let me look.",
+                "tool_calls": [
+                    {
+                        "id": "call_prev",
+                        "type": "function",
+                        "function": {
+                            "name": "knowledge_search",
+                            "arguments": '{"query": "docker"}',
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_prev", "content": '{"results": []}'},
+        ]
+
+
+async def test_tool_choice_none_is_sent_and_a_plain_prompt_sends_no_tools(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    api = server.api
+    provider = make(api)
+    await provider.execute(replace(EXCHANGE_PROMPT, tool_choice="none"))
+    await provider.execute(PROMPT)
+    with_tools, plain = server.requests
+    choice = with_tools.body["tool_choice"]
+    assert (choice["type"] if api == "anthropic" else choice) == "none"
+    assert "tools" not in plain.body and "tool_choice" not in plain.body
+
+
+async def test_openai_arguments_that_are_not_json_are_kept_for_the_runner_to_refuse(
+    make: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with WireServer("openai") as wire:
+        monkeypatch.setenv("OPENAI_API_KEY", KEYS["openai"])
+        monkeypatch.setenv("OPENAI_BASE_URL", wire.base_url)
+        wire.script(use(("knowledge_search", '{"query": "dock')))
+        response = await make("openai").execute(replace(PROMPT, tools=[SEARCH_TOOL]))
+    [call] = response.tool_calls
+    assert call.arguments == '{"query": "dock'
+
+
+async def test_an_exchange_with_an_unanswered_call_is_refused_as_the_api_would(
+    server: WireServer, make: Callable[..., Any]
+) -> None:
+    prompt = replace(EXCHANGE_PROMPT, messages=EXCHANGE_PROMPT.messages[:2])
+    with pytest.raises(ProviderError, match="HTTP 400"):
+        await make(server.api).execute(prompt)

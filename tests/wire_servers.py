@@ -227,6 +227,8 @@ class WireServer:
                     "responding to each 'tool_call_id'."
                 )
             pending = {c["id"] for c in message.get("tool_calls") or []}
+        if pending:
+            return "An assistant message with 'tool_calls' must be followed by tool messages."
         return None
 
     def _success(self, answer: Answer, model: str) -> dict[str, Any]:
