@@ -24,6 +24,7 @@ from bot.knowledge import Retriever
 from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.playbook import HANDOFF_WHEN_ASKED, Decision, decide
+from bot.preflight import Outcome, Preflight
 from bot.providers import ModelProvider
 from bot.reading import Readers
 from bot.record import new_record
@@ -68,7 +69,8 @@ class Agent:
         recorders: list[Recorder],
         events: EventBus,
         metrics: Metrics,
-        escalate: Callable[[Conversation, str, str, str | None], Awaitable[None]],
+        #: (conversation, reason, kind, question), and ``helpdesk=`` when pre-flight names one.
+        escalate: Callable[..., Awaitable[None]],
         relay: Callable[[Conversation, Message], Awaitable[None]],
         preflight: str = "off",
         readers: Readers | None = None,
@@ -84,6 +86,7 @@ class Agent:
         self.actor = Actor(pack, provider, retriever)
         #: The procedure runtime; the app binds its tools at build (``flows.bind_tools``).
         self.flows = FlowEngine(pack, store, provider, retriever)
+        self.preflight_stage = Preflight(pack, provider, self.readers, preflight)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def handle(
@@ -147,11 +150,27 @@ class Agent:
         state: dict[str, Any] = {"values": {}, **conv.state}
         clock.lap("inbox")
 
+        # The scope check (deterministic, no model) runs first only so that pre-flight never
+        # routes a message the scope check declines.
         scope = check_scope(self.pack, msg.text, set(state["values"]))
         record["scope"] = {"verdict": scope["verdict"], "rule": scope["rule"]}
         clock.lap("scope")
+        pre = await self.preflight_stage.run(msg.text, scope["verdict"], conv.language)
+        record["preflight"] = pre.record()
+        if pre.acting:
+            if pre.language and pre.language != conv.language:
+                conv.language = pre.language  # the conversation carries on in it
+                self.store.update_conversation(conv.id, language=pre.language)
+            if pre.sentence:  # what happened, in the customer's language, for the progress panel
+                progress = {"type": "progress", "stage": "preflight", "text": pre.sentence}
+                self.events.publish(conv.id, progress)
+        clock.lap("preflight")
+        routed = self.preflight_stage.routed(pre, conv.language)
+        if routed is not None:
+            return await self._routed_turn(conv, msg, record, state, seq, routed, pre, clock)
 
         intent_read, sentiment_read = await self._read_heads(msg.text, state)
+        intent_read = pre.intent_read(self.pack, intent_read)  # a flow pre-flight routed to
         record["reads"] = [intent_read, sentiment_read]
         clock.lap("heads")
 
@@ -161,7 +180,7 @@ class Agent:
             for m in history
             if m.id != msg.id
         ][-20:]
-        calls: list[dict[str, Any]] = []
+        calls: list[dict[str, Any]] = list(pre.model_calls)
         yes_no, checked = followups.resolve_check(state, msg.text, self.pack.gates["yesNo"], seq)
         if yes_no:
             record["reads"].append(yes_no)
@@ -185,7 +204,7 @@ class Agent:
             state,
             scope,
             intent_read,
-            {**sentiment_read, "score": sentiment_score},
+            pre.sentiment_for_rules({**sentiment_read, "score": sentiment_score}),
             seq,
             await self.readers.move(msg.text),
         )
@@ -201,6 +220,7 @@ class Agent:
             transcript,
             conv.language,
             publish=lambda event: self.events.publish(conv.id, event),  # tool progress, live
+            search_steps=pre.steps_for_turn,  # pre-flight's reasoning level, when routing
         )
         record["tools"].extend(acted.tools)
         record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
@@ -215,7 +235,52 @@ class Agent:
             record["move"]["escalate"] = True  # the turn ends with a person, whatever the reason
         record["forecast"] = forecast(self.pack, state, decision.move, sentiment_score)
         clock.lap("act")
+        return await self._finish(conv, msg, record, state, seq, acted, decision, escalation, clock)
 
+    async def _routed_turn(
+        self,
+        conv: Conversation,
+        msg: Message,
+        record: dict[str, Any],
+        state: dict[str, Any],
+        seq: int,
+        routed: tuple[Decision, Acted],
+        pre: Outcome,
+        clock: _Clock,
+    ) -> TurnResult:
+        """Pre-flight answered the turn itself (an FAQ verbatim, or the escalation menu on the
+        recommended help desk): no heads, values or model call."""
+        decision, acted = routed
+        record["reads"] = [pre.routed_read(self.pack)]
+        record["legal"] = {"moves": decision.legal, "rule": decision.rule}
+        record["move"] = {"name": decision.move, "why": decision.why, "escalate": False}
+        record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
+        record["reply"] = acted.reply
+        record["model_calls"] = list(pre.model_calls)
+        escalation: tuple[str, ...] | None = self._after_move(
+            conv, state, decision, acted, msg.text, seq
+        )
+        if decision.move == "handoff":
+            escalation = (decision.why, "preflight", pre.route.target or "")
+            record["move"]["escalate"] = True
+        record["forecast"] = forecast(self.pack, state, decision.move, 0.0)
+        clock.lap("act")
+        return await self._finish(conv, msg, record, state, seq, acted, decision, escalation, clock)
+
+    async def _finish(
+        self,
+        conv: Conversation,
+        msg: Message,
+        record: dict[str, Any],
+        state: dict[str, Any],
+        seq: int,
+        acted: Acted,
+        decision: Decision,
+        escalation: tuple[str, ...] | None,
+        clock: _Clock,
+    ) -> TurnResult:
+        """Store the turn, hand the record to the recorders, publish the replies, escalate."""
+        external_id = record["message"]["external_id"]
         record["timings"] = clock.total()
         conv.state, conv.turn_count = state, seq
         self.store.complete_turn(conv, msg, record, acted.replies, conv.channel)
@@ -233,7 +298,11 @@ class Agent:
                 "external_id": external_id,
             }
             self.events.publish(conv.id, event)
-        if escalation:
+        if escalation and len(escalation) > 2:  # pre-flight named the help desk
+            await self.escalate(
+                conv, escalation[0], escalation[1], msg.text, helpdesk=escalation[2]
+            )
+        elif escalation:
             # After the turn is stored, so the help desk sees the agent's last line too.
             await self.escalate(conv, escalation[0], escalation[1], msg.text)
         return TurnResult(acted.replies, record)

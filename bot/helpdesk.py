@@ -80,10 +80,18 @@ class HelpDesks:
             raise HelpDeskError(f"no escalation #{escalation_id}")
         return esc
 
-    async def open(self, conv: Conversation, reason: str, kind: str, question: str | None) -> None:
-        """Queue an escalation and post it to its help desk, if that desk's channel runs here."""
+    async def open(
+        self,
+        conv: Conversation,
+        reason: str,
+        kind: str,
+        question: str | None,
+        helpdesk: str | None = None,
+    ) -> None:
+        """Queue an escalation and post it to its help desk, if that desk's channel runs here.
+        ``helpdesk`` names the desk (pre-flight recommends one); else the kind picks it."""
         store = self.app.store
-        desk = self.app.pack.helpdesk_for(kind)
+        desk = self.app.pack.helpdesk_named(helpdesk) or self.app.pack.helpdesk_for(kind)
         esc = store.escalate(conv.id, reason, desk.name if desk else None, question, kind)
         self.app.metrics.inc("gatebot_escalations_total", reason=kind)
         if desk is None:

@@ -17,7 +17,16 @@ def new_record(
         "conversation_id": conversation_id,
         "seq": seq,
         "message": {"text": text, "channel": channel, "external_id": external_id},
-        "preflight": {"mode": preflight_mode, "answers": [], "acted": None},
+        "preflight": {
+            "mode": preflight_mode,
+            "answers": [],
+            "acted": None,
+            "decision": None,  # what the answers decide (recorded in shadow mode too)
+            "sentence": None,  # what the customer is told happened, in their language
+            "error": None,  # why pre-flight could not be used; the turn ran without it
+            "version": "",
+            "ms": 0.0,
+        },
         "scope": {"verdict": None, "rule": None},
         "reads": [],
         "values": [],

@@ -1,0 +1,48 @@
+"""Which of the pack's languages a message is written in: py3langid, whose model ships inside the
+package (nothing downloads at run time), restricted to the languages the pack has templates for.
+
+Short messages ("hi", "ok") give weak readings; the confidence says so and the threshold keeps
+them from switching the conversation's language.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_identifiers: dict[tuple[str, ...], Any] = {}
+_lock = threading.Lock()
+
+
+def available() -> bool:
+    try:
+        import py3langid  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _identifier(languages: tuple[str, ...]) -> Any:
+    with _lock:
+        if languages not in _identifiers:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+            ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            known = set(ident.labels)
+            ident.set_languages([lang for lang in languages if lang in known])
+            _identifiers[languages] = ident
+        return _identifiers[languages]
+
+
+def detect(text: str, languages: list[str]) -> tuple[str | None, float]:
+    """(language, probability among ``languages``), or (None, 0.0) when it cannot tell."""
+    langs = tuple(sorted(set(languages)))
+    if not text.strip() or not langs or not available():
+        return None, 0.0
+    if len(langs) == 1:
+        return langs[0], 1.0  # one language to choose from: nothing to detect
+    ident = _identifier(langs)
+    if not ident.nb_classes:
+        return None, 0.0
+    label, probability = ident.classify(text)
+    return str(label), float(probability)
