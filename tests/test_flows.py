@@ -264,3 +264,32 @@ async def test_adversarial_model_cannot_change_under_dry_run_and_contracts_bound
     assert "dry-run" in flow_prompts[0].system and "orders.refund" not in flow_prompts[0].system
     assert record["move"]["name"] == "handoff" and record["flow"]["status"] == "handed_off"
     assert len([c for c in record["model_calls"] if c["purpose"] == "flow"]) == 4
+
+
+def test_cli_lists_exports_imports_and_compile_refuses_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from bot.cli.flows import command
+    from bot.errors import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GATEBOT_PACK", str(ACME))
+    monkeypatch.setenv("GATEBOT_PLUGINS", "offline")
+    runner = CliRunner()
+    listed = runner.invoke(command, ["list"])
+    assert listed.exit_code == 0, listed.output
+    assert "refund" in listed.output and "order: ask_order@1 lookup@1" in listed.output
+    exported = runner.invoke(command, ["export", "refund"])
+    doc = json.loads(exported.output)
+    assert doc["format"] == "gatebot-flow" and doc["flow"]["name"] == "refund"
+    doc["flow"]["steps"][1]["prevStepIds"] = ["nowhere"]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    bad = runner.invoke(command, ["import", "bad.json", "--into", str(tmp_path / "p")])
+    assert isinstance(bad.exception, PackErrors)
+    assert "steps.lookup.prevStepIds[0]" in str(bad.exception)
+    assert not (tmp_path / "p" / "flows" / "refund.yaml").exists()
+    compiled = runner.invoke(command, ["compile", "refund an order after checking it"])
+    assert isinstance(compiled.exception, ConfigError)
+    assert "offline provider cannot draft a flow" in str(compiled.exception)
