@@ -385,3 +385,21 @@ def test_the_catalog_command_lists_tools_and_points_at_errors(tmp_path: Path) ->
     bad = CliRunner().invoke(command, [str(tmp_path)])
     assert bad.exit_code == 1
     assert "apis.yaml:5 [apis[0].endpoints[0].path]: {b} has no params entry" in bad.output
+
+
+def test_a_parameter_tied_to_an_unknown_slot_stops_the_build(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from gatebot_catalog import catalog_tools
+
+    from bot.errors import ConfigError
+
+    (tmp_path / "apis.yaml").write_text(
+        "apis:\n  - name: x\n    base_url: https://x.example\n    endpoints:\n"
+        "      - id: a\n        method: GET\n        path: /a\n        description: a\n"
+        "        params: {who: {in: query, value: mail, schema: {type: string}}}\n",
+        encoding="utf-8",
+    )
+    fake = SimpleNamespace(pack=SimpleNamespace(root=tmp_path, slots=[]))
+    with pytest.raises(ConfigError, match="'mail' is not a slot"):
+        catalog_tools(fake)

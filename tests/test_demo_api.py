@@ -78,8 +78,13 @@ async def test_the_catalog_tools_reach_the_demo_api_with_every_check(
 ) -> None:
     monkeypatch.setenv("ACME_ORDERS_URL", str(client.make_url("/demo-api")))
     run = app.tool_runner("conv-1")
-    context: dict[str, Any] = {"conversation_id": "conv-1", "owned": {}}
     email = "sam@example.com"
+    context: dict[str, Any] = {"conversation_id": "conv-1", "owned": {}, "values": {"email": email}}
+    # The lookup's email must be the conversation's own: an address a model made up is refused.
+    guessed = await run.call(
+        "orders.lookup_order", {"order_id": "1044", "email": "alex@example.com"}, context
+    )
+    assert guessed.status == "refused" and "conversation's email" in (guessed.reason or "")
     # Not looked up yet: the conversation owns no order, so no refund, confirmed or not.
     early = await run.call(
         "orders.refund_order", {"order_id": "1042", "method": "card"}, context, confirmed=True
@@ -123,7 +128,9 @@ async def test_a_set_token_replaces_the_demo_default_on_both_sides(
     monkeypatch.setenv("ACME_ORDERS_URL", str(client.make_url("/demo-api")))
     monkeypatch.setenv("ACME_ORDERS_TOKEN", "rotated-token")
     out = await app.tool_runner().call(
-        "orders.lookup_order", {"order_id": "1042", "email": "sam@example.com"}, {}
+        "orders.lookup_order",
+        {"order_id": "1042", "email": "sam@example.com"},
+        {"values": {"email": "sam@example.com"}},
     )
     assert out.status == "failed" and "HTTP 401" in (out.reason or "")
     assert "rotated-token" not in str(out.events)

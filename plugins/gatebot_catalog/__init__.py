@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import click
 
+from bot.errors import ConfigError
 from bot.hookspecs import hookimpl
 from bot.tools import Tool
 from gatebot_catalog.cli import command as catalog_command
@@ -32,7 +33,15 @@ def catalog_tools(app: Any) -> list[Tool]:
     catalog = load_catalog(app.pack.root)
     if catalog is None:
         return []
+    slots = {slot.name for slot in app.pack.slots}
     for name, api in catalog.apis.items():
+        for endpoint in api.endpoints.values():
+            for param in endpoint.params.values():
+                if param.value is not None and param.value not in slots:
+                    raise ConfigError(
+                        f"{app.pack.root.name}/apis.yaml [{name}.{endpoint.id}.{param.name}]: "
+                        f"value {param.value!r} is not a slot of the playbook"
+                    )
         if api.demo:
             catalog.apis[name] = replace(api, base_url=own_address(app, api.base_url))
     client = _clients.setdefault(app, CatalogClient())

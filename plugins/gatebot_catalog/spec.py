@@ -41,6 +41,9 @@ PARAM = _obj(
         "schema": {"type": "object"},
         "required": {"type": "boolean"},
         "description": {"type": "string"},
+        # The argument must equal this value of the conversation (one the customer wrote),
+        # never one a model made up: e.g. the email an order lookup is made with.
+        "value": _name,
     },
     ["in", "schema"],
 )
@@ -110,6 +113,7 @@ class Param:
     schema: dict[str, Any]
     required: bool
     description: str = ""
+    value: str | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +266,7 @@ def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpo
             p["schema"],
             p["in"] == "path" or p.get("required", False),
             p.get("description", ""),
+            p.get("value"),
         )
         for name, p in raw.get("params", {}).items()
     }

@@ -6,10 +6,12 @@ an endpoint tool and the runner calls that tool, so a change still needs the cus
 confirmation and the URL check still runs. ``catalog.inspect`` lists what may be called (never a
 credential, never a base URL), ``catalog.read_result`` reads a long answer window by window.
 
-The context a caller passes: ``conversation_id`` (whose results a window may read) and ``owned``
-(argument name -> values this conversation owns). An endpoint declared with ``owns: order_id``
-grants its ``order_id`` argument to the conversation when it answers successfully (the demo API
-answers an order lookup only for the email on the order), see :func:`grant_ownership`.
+The context a caller passes: ``conversation_id`` (whose results a window may read), ``owned``
+(argument name -> values this conversation owns) and ``values`` (slot -> the conversation's
+value, for parameters declared with ``value: email``: such an argument must be that value).
+An endpoint declared with ``owns: order_id`` grants its ``order_id`` argument to the
+conversation when it answers successfully (the demo API answers an order lookup only for the
+email on the order), see :func:`grant_ownership`.
 """
 
 from __future__ import annotations
@@ -77,6 +79,13 @@ class EndpointTool(Tool):
         self.timeout_s = endpoint.timeout_s + 1.0
 
     def check(self, arguments: dict[str, Any], context: dict[str, Any]) -> str | None:
+        values = context.get("values") or {}
+        for name, param in self.endpoint.params.items():
+            if param.value is None or name not in arguments:
+                continue
+            known = values.get(param.value)
+            if known is None or str(arguments[name]) != str(known):
+                return f"{name} must be the conversation's {param.value} value"
         try:
             prepare(self.api, self.endpoint, arguments)
         except Refused as exc:
