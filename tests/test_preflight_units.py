@@ -172,3 +172,36 @@ class _Offline(ModelProvider):
 
     async def execute(self, prompt: Prompt) -> Response:
         return Response("")
+
+
+MENU = {
+    "type": "card",
+    "card": "escalation_menu",
+    "helpdesk": "sales",
+    "options": [
+        {"helpdesk": "sales", "label": "Account executives <demos>", "recommended": True},
+        {"helpdesk": "support", "label": "Staff", "recommended": False},
+    ],
+}
+
+
+def test_slack_renders_the_escalation_menu() -> None:
+    from gatebot_slack.blocks import render_reply
+
+    rendered = render_reply(MENU)
+    assert rendered is not None
+    fallback, blocks = rendered
+    assert fallback == "A person from sales will take over"
+    text = blocks[0]["text"]["text"]
+    assert "The sales team has your conversation." in text
+    assert "Account executives &lt;demos&gt; _(recommended)_" in text and "• Staff" in text
+
+
+def test_discord_renders_the_escalation_menu() -> None:
+    from gatebot_discord.render import render_card
+
+    out = render_card(MENU)
+    assert out is not None
+    embed = out.embeds[0].to_dict()
+    assert embed["title"] == "A person will take over"
+    assert [f["name"] for f in embed["fields"]] == ["sales (recommended)", "support"]

@@ -139,11 +139,29 @@ def render_card(reply: dict[str, Any]) -> Outgoing | None:
             embed.add_field(name="Email", value=f"`{contact}`")
         elif contact:
             embed.add_field(name="Contact", value=truncate(contact, 1024))
+    elif card == "escalation_menu":
+        embed = _escalation_menu(reply)
     elif reply.get("text"):
         embed = discord.Embed(description=truncate(str(reply["text"]), MAX_DESCRIPTION))
     else:
         return None
     return Outgoing(embeds=[embed], view=view if view.children else None)
+
+
+def _escalation_menu(reply: dict[str, Any]) -> discord.Embed:
+    """Pre-flight's escalation menu: the desk that has the conversation, and the teams there
+    are, the recommended one marked."""
+    desk = str(reply.get("helpdesk") or "support")
+    embed = discord.Embed(
+        title="A person will take over", description=f"The {desk} team has your conversation."
+    )
+    for option in (reply.get("options") or [])[:25]:  # Discord allows 25 fields
+        if isinstance(option, dict):
+            name = str(option.get("helpdesk") or "team")
+            mark = " (recommended)" if option.get("recommended") else ""
+            value = truncate(str(option.get("label") or name), 1024)
+            embed.add_field(name=truncate(name + mark, 256), value=value, inline=False)
+    return embed
 
 
 def render_replies(

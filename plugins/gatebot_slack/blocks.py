@@ -95,8 +95,23 @@ def render_reply(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
     return _fallback(text), blocks[:MAX_BLOCKS]
 
 
+def _escalation_menu(reply: dict[str, Any]) -> tuple[str, list[Block]]:
+    """Pre-flight's escalation menu: the desk that has the conversation (already escalated to
+    it), then the teams there are, the recommended one marked."""
+    desk = str(reply.get("helpdesk") or "support")
+    lines = [f"*A person will take over*\nThe {desk} team has your conversation."]
+    for option in reply.get("options") or []:
+        if isinstance(option, dict):  # sections() escapes the text for mrkdwn
+            label = str(option.get("label") or option.get("helpdesk") or "")
+            lines.append(f"• {label}" + (" _(recommended)_" if option.get("recommended") else ""))
+    body = "\n".join(lines)
+    return f"A person from {desk} will take over", sections(body)[:MAX_BLOCKS]
+
+
 def _card(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
     kind = reply.get("card")
+    if kind == "escalation_menu":
+        return _escalation_menu(reply)
     if kind == "booking":
         url = reply.get("url")
         body = "*Book a time*\nPick a slot that suits you."

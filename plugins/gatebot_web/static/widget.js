@@ -445,6 +445,8 @@
       } else if (contact) {
         node.appendChild(el("span", { class: "card-body" }, contact));
       }
+    } else if (reply.card === "escalation_menu") {
+      escalationMenu(node, reply);
     } else if (typeof reply.text === "string" && reply.text) {
       node.appendChild(el("span", { class: "card-body" }, reply.text));
     } else {
@@ -452,6 +454,20 @@
     }
     if (link) node.appendChild(link);
     return node;
+  }
+
+  /** Pre-flight's escalation menu: the team that has the conversation, then the teams there are
+   *  (the recommended one marked). Text only: el() never parses HTML. */
+  function escalationMenu(node, reply) {
+    node.appendChild(el("span", { class: "card-title" }, "A person will take over"));
+    node.appendChild(el("span", { class: "card-body" },
+      "The " + String(reply.helpdesk || "support") + " team has your conversation."));
+    (Array.isArray(reply.options) ? reply.options : []).forEach(function (option) {
+      if (!option || typeof option !== "object") return;
+      var label = String(option.label || option.helpdesk || "");
+      node.appendChild(el("span", { class: "card-body", "data-helpdesk": String(option.helpdesk || "") },
+        option.recommended ? label + " (recommended)" : label));
+    });
   }
 
   function addReply(role, reply) {
