@@ -64,7 +64,7 @@ async def run_tool_loop(
             messages=list(messages),
             tools=tools,
             tool_choice="none" if last else "auto",
-            system=f"{prompt.system}\n\n{LAST_CALL}" if last and loop.steps else prompt.system,
+            system=f"{prompt.system}\n\n{LAST_CALL}" if last else prompt.system,
         )
         loop.response = await call(provider, step, model_calls)
         if not loop.response.tool_calls:

@@ -317,6 +317,37 @@ def test_staff_messages_arrive_over_the_websocket(server: str, page: Any) -> Non
     expect(messages(page, "agent")).to_have_count(answers)
 
 
+def test_tool_progress_shows_a_fixed_phrase_until_the_reply(server: str, page: Any) -> None:
+    sockets: list[Any] = []
+
+    def relay(ws: Any) -> None:
+        ws.connect_to_server()
+        sockets.append(ws)
+
+    page.route_web_socket("**/events*", relay)
+    page.goto(f"{server}/")
+    open_widget(page)
+    answers = ask_and_wait(page, DOCKER_Q)  # a real turn: its progress is gone with its reply
+    progress = page.locator('[data-gatebot="progress"]')
+    expect(progress).to_be_hidden()
+    expect(page.locator(f"{PANEL} .dot:not([data-offline])")).to_have_count(1)
+    event = {"type": "tool", "tool": "knowledge.search", "event": "requested",
+             "detail": {"arguments": ["k", "query"], "note": "secret words"}}
+    sockets[0].send(json.dumps(event))
+    expect(progress).to_have_text("Searching the help center…")
+    sockets[0].send(json.dumps({**event, "tool": "knowledge.read", "event": "started"}))
+    expect(progress).to_have_text("Reading a source…")
+    sockets[0].send(json.dumps({**event, "tool": "orders.refund"}))
+    expect(progress).to_have_text("Working on it…")
+    expect(page.locator(PANEL)).not_to_contain_text("secret words")
+    reply = {"type": "reply", "role": "agent", "seq": 99,
+             "reply": {"type": "text", "text": "Here is what I found.", "citations": []}}
+    sockets[0].send(json.dumps(reply))
+    expect(messages(page, "agent", "Here is what I found.")).to_have_count(1)
+    expect(progress).to_be_hidden()
+    expect(messages(page, "agent")).to_have_count(answers + 1)
+
+
 HOSTILE = """<!doctype html><html><head><style>
 body * { display: none !important; }
 * { font: 40px/9 serif !important; color: red !important; border: 4px solid red !important; }
