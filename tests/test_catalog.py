@@ -214,6 +214,7 @@ async def test_adversarial_calls_are_refused_and_no_request_leaves(
     )
     assert lookup.ok and lookup.result is not None
     assert lookup.result["data"] == {"order_id": "1043", "amount": "42.00"}
+    assert lookup.result["amount"] == "42.00" and "window" not in lookup.result
     assert [r["path"] for r in seen.requests] == ["/api/orders/1043?email=sam%40x.io"]
     assert seen.requests[0]["headers"]["Authorization"] == f"Bearer {secret}"
     # ... and made the order this conversation's, so its refund is now allowed once confirmed.
@@ -350,15 +351,15 @@ async def test_the_sample_pack_registers_the_catalog_tools(tmp_path: Path) -> No
     try:
         names = {t.name for t in app.tools}
         assert {
-            "orders.lookup_order",
-            "orders.refund_order",
-            "orders.lookup_seats",
+            "orders.get_order",
+            "orders.refund",
+            "orders.get_seats",
             "orders.change_seats",
             "catalog.inspect",
             "catalog.call",
             "catalog.read_result",
         } <= names
-        refund = app.tools.get("orders.refund_order")
+        refund = app.tools.get("orders.refund")
         seats = app.tools.get("orders.change_seats")
         assert refund is not None and refund.changes and refund.ownership == "order_id"
         assert seats is not None and seats.repeat and not seats.changes
@@ -375,7 +376,7 @@ def test_the_catalog_command_lists_tools_and_points_at_errors(tmp_path: Path) ->
     from gatebot_catalog.cli import command
 
     ok = CliRunner().invoke(command, [str(ACME)])
-    assert ok.exit_code == 0 and "orders.refund_order  POST" in ok.output
+    assert ok.exit_code == 0 and "orders.refund  POST" in ok.output
     assert "changes, owned order_id" in ok.output
     (tmp_path / "apis.yaml").write_text(
         "apis:\n  - name: x\n    base_url: https://x.example\n    endpoints:\n"

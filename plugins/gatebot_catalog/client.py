@@ -145,15 +145,22 @@ class CatalogClient:
         note = f"{label}: HTTP {status}, {len(text)} characters"
         if not complete:
             note += f"; showing 0-{first['length']}, read the rest with catalog.read_result"
-        return {
+        result: dict[str, Any] = {
             "http_status": status,
             "result_id": result_id,
             "total": first["total"],
             "complete": complete,
-            "window": first,
             "data": data,
             "note": note,
         }
+        if data is None:  # not JSON, or not all of it here: the first window of the raw text
+            result["window"] = first
+        elif isinstance(data, dict):
+            # A JSON object's fields also sit at the top, where flows read them (``fills``,
+            # routes); the catalog's own keys win a clash, and ``data`` keeps the answer whole.
+            for key, value in data.items():
+                result.setdefault(key, value)
+        return result
 
 
 def _error_text(text: str, limit: int = 300) -> str:

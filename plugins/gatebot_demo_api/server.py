@@ -16,13 +16,13 @@ import hmac
 import json
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
-from decimal import Decimal
 from typing import Any
 
 from aiohttp import web
 
 PREFIX = "/demo-api"
 REFUND_WINDOW_DAYS = 30
+REFUND_METHODS = ("card", "store credit", "bank transfer")
 MAX_SEATS = 500
 
 
@@ -30,11 +30,13 @@ MAX_SEATS = 500
 class Order:
     order_id: str
     email: str
-    amount: str
+    amount: str  # as a customer reads it, e.g. "$42.00"
     currency: str
     placed: str
+    #: How a refund is paid unless the customer asks otherwise.
+    method: str = "store credit"
     status: str = "paid"
-    refund_method: str | None = None
+    refunded_to: str | None = None
 
 
 @dataclass
@@ -51,9 +53,9 @@ def seed(today: date | None = None) -> tuple[dict[str, Order], dict[str, Subscri
     today = today or date.today()
     days = lambda n: (today - timedelta(days=n)).isoformat()  # noqa: E731
     orders = [
-        Order("1042", "sam@example.com", "42.00", "USD", days(5)),
-        Order("1043", "sam@example.com", "129.00", "USD", days(45)),
-        Order("1044", "alex@example.com", "18.00", "USD", days(2)),
+        Order("1042", "sam@example.com", "$42.00", "USD", days(5)),
+        Order("1043", "sam@example.com", "$129.00", "USD", days(45), method="card"),
+        Order("1044", "alex@example.com", "$18.00", "USD", days(2)),
     ]
     subs = [Subscription("sub_acme1", "sam@example.com", "team", 5)]
     return {o.order_id: o for o in orders}, {s.subscription_id: s for s in subs}
@@ -125,7 +127,7 @@ class DemoApi:
             return _error(404, "not_found", "no such order for that email")
         refundable, why = self._refundable(order)
         return web.json_response(
-            {"demo": True, **asdict(order), "refundable": refundable, "refund_note": why}
+            {"demo": True, **asdict(order), "refundable": refundable, "reason": why}
         )
 
     async def refund(self, request: web.Request) -> web.Response:
@@ -136,19 +138,22 @@ class DemoApi:
             return _error(404, "not_found", "no such order")
         body = await self._body(request)
         method = body.get("method") if body else None
-        if method not in ("card", "store_credit"):
-            return _error(400, "bad_request", "method must be card or store_credit")
+        if method not in REFUND_METHODS:
+            return _error(400, "bad_request", f"method must be one of {', '.join(REFUND_METHODS)}")
+        amount = body.get("amount") if body else None
+        # Refund exactly what was read back to the customer, or nothing.
+        if amount is not None and amount != order.amount:
+            return _error(409, "amount_mismatch", f"order {order.order_id} is {order.amount}")
         refundable, why = self._refundable(order)
         if not refundable:
             return _error(409, "not_refundable", why)
-        order.status, order.refund_method = "refunded", method
-        amount = Decimal(order.amount)
+        order.status, order.refunded_to = "refunded", method
         return web.json_response(
             {
                 "demo": True,
                 "order_id": order.order_id,
                 "status": "refunded",
-                "amount": f"{amount:.2f}",
+                "amount": order.amount,
                 "currency": order.currency,
                 "method": method,
             }
