@@ -351,15 +351,15 @@ async def test_the_sample_pack_registers_the_catalog_tools(tmp_path: Path) -> No
     try:
         names = {t.name for t in app.tools}
         assert {
-            "orders.get_order",
-            "orders.refund",
-            "orders.get_seats",
+            "orders.lookup_order",
+            "orders.refund_order",
+            "orders.lookup_seats",
             "orders.change_seats",
             "catalog.inspect",
             "catalog.call",
             "catalog.read_result",
         } <= names
-        refund = app.tools.get("orders.refund")
+        refund = app.tools.get("orders.refund_order")
         seats = app.tools.get("orders.change_seats")
         assert refund is not None and refund.changes and refund.ownership == "order_id"
         assert seats is not None and seats.repeat and not seats.changes
@@ -376,7 +376,7 @@ def test_the_catalog_command_lists_tools_and_points_at_errors(tmp_path: Path) ->
     from gatebot_catalog.cli import command
 
     ok = CliRunner().invoke(command, [str(ACME)])
-    assert ok.exit_code == 0 and "orders.refund  POST" in ok.output
+    assert ok.exit_code == 0 and "orders.refund_order  POST" in ok.output
     assert "changes, owned order_id" in ok.output
     (tmp_path / "apis.yaml").write_text(
         "apis:\n  - name: x\n    base_url: https://x.example\n    endpoints:\n"

@@ -40,7 +40,7 @@ async def test_orders_answer_only_their_owner_and_refund_once(client: TestClient
         "/demo-api/orders/1042", params={"email": "Sam@Example.com"}, headers=AUTH
     )
     body = await mine.json()
-    assert mine.status == 200 and body["amount"] == "$42.00" and body["refundable"] is True
+    assert mine.status == 200 and body["amount"] == "42.00" and body["refundable"] is True
     theirs = await client.get(
         "/demo-api/orders/1044", params={"email": "sam@example.com"}, headers=AUTH
     )
@@ -82,50 +82,53 @@ async def test_the_catalog_tools_reach_the_demo_api_with_every_check(
     context: dict[str, Any] = {"conversation_id": "conv-1", "owned": {}, "values": {"email": email}}
     # The lookup's email must be the conversation's own: an address a model made up is refused.
     guessed = await run.call(
-        "orders.get_order", {"order_id": "1044", "email": "alex@example.com"}, context
+        "orders.lookup_order", {"order_id": "1044", "email": "alex@example.com"}, context
     )
     assert guessed.status == "refused" and "conversation's email" in (guessed.reason or "")
     # Not looked up yet: the conversation owns no order, so no refund, confirmed or not.
     early = await run.call(
-        "orders.refund", {"order_id": "1042", "method": "card"}, context, confirmed=True
+        "orders.refund_order", {"order_id": "1042", "method": "card"}, context, confirmed=True
     )
     assert early.status == "refused" and "does not belong" in (early.reason or "")
     someone_elses = await run.call(
-        "orders.get_order", {"order_id": "1044", "email": email}, context
+        "orders.lookup_order", {"order_id": "1044", "email": email}, context
     )
     assert someone_elses.status == "failed" and "HTTP 404" in (someone_elses.reason or "")
     lookup = await run.call(
         "catalog.call",
-        {"endpoint": "orders.get_order", "arguments": {"order_id": "1042", "email": email}},
+        {"endpoint": "orders.lookup_order", "arguments": {"order_id": "1042", "email": email}},
         context,
     )
     assert lookup.ok and lookup.result is not None
     # The answer's fields sit at the top of the result, where a flow's fills and routes read them.
-    assert lookup.result["amount"] == "$42.00" and lookup.result["method"] == "store credit"
+    assert lookup.result["amount"] == "42.00"
+    assert lookup.result["default_refund_method"] == "store credit"
     assert lookup.result["refundable"] is True and lookup.result["data"]["order_id"] == "1042"
     assert context["owned"] == {"order_id": ["1042"]}
-    unconfirmed = await run.call("orders.refund", {"order_id": "1042", "method": "card"}, context)
+    unconfirmed = await run.call(
+        "orders.refund_order", {"order_id": "1042", "method": "card"}, context
+    )
     assert unconfirmed.status == "refused" and "confirms" in (unconfirmed.reason or "")
     wrong_amount = await run.call(
-        "orders.refund",
-        {"order_id": "1042", "amount": "$420.00", "method": "card"},
+        "orders.refund_order",
+        {"order_id": "1042", "amount": "420.00", "method": "card"},
         context,
         confirmed=True,
     )
-    assert wrong_amount.status == "failed" and "is $42.00" in (wrong_amount.reason or "")
+    assert wrong_amount.status == "failed" and "is 42.00" in (wrong_amount.reason or "")
     refund = await run.call(
-        "orders.refund",
-        {"order_id": "1042", "amount": "$42.00", "method": "card"},
+        "orders.refund_order",
+        {"order_id": "1042", "amount": "42.00", "method": "card"},
         context,
         confirmed=True,
     )
     assert refund.ok and refund.result and refund.result["status"] == "refunded"
     theirs = await run.call(
-        "orders.refund", {"order_id": "1044", "method": "card"}, context, confirmed=True
+        "orders.refund_order", {"order_id": "1044", "method": "card"}, context, confirmed=True
     )
     assert theirs.status == "refused"
     # A repeat tool runs at once (no confirmation), on an owned subscription.
-    await run.call("orders.get_seats", {"subscription_id": "sub_acme1", "email": email}, context)
+    await run.call("orders.lookup_seats", {"subscription_id": "sub_acme1", "email": email}, context)
     more = await run.call(
         "orders.change_seats", {"subscription_id": "sub_acme1", "delta": 3}, context
     )
@@ -139,7 +142,7 @@ async def test_a_set_token_replaces_the_demo_default_on_both_sides(
     monkeypatch.setenv("ACME_ORDERS_URL", str(client.make_url("/demo-api")))
     monkeypatch.setenv("ACME_ORDERS_TOKEN", "rotated-token")
     out = await app.tool_runner().call(
-        "orders.get_order",
+        "orders.lookup_order",
         {"order_id": "1042", "email": "sam@example.com"},
         {"values": {"email": "sam@example.com"}},
     )
@@ -162,7 +165,7 @@ def test_no_demo_api_unless_the_pack_declares_one(tmp_path: Path) -> None:
 def test_the_demo_api_is_reached_on_the_apps_own_port(app: App) -> None:
     from gatebot_catalog.urls import base_url
 
-    tool = app.tools.get("orders.get_order")
+    tool = app.tools.get("orders.lookup_order")
     assert tool is not None
     api = tool.api  # type: ignore[attr-defined]
     assert base_url(api) == f"http://127.0.0.1:{app.settings.port}/demo-api"

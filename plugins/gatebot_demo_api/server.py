@@ -30,11 +30,11 @@ MAX_SEATS = 500
 class Order:
     order_id: str
     email: str
-    amount: str  # as a customer reads it, e.g. "$42.00"
+    amount: str  # "42.00", in ``currency``
     currency: str
     placed: str
     #: How a refund is paid unless the customer asks otherwise.
-    method: str = "store credit"
+    default_refund_method: str = "store credit"
     status: str = "paid"
     refunded_to: str | None = None
 
@@ -53,9 +53,9 @@ def seed(today: date | None = None) -> tuple[dict[str, Order], dict[str, Subscri
     today = today or date.today()
     days = lambda n: (today - timedelta(days=n)).isoformat()  # noqa: E731
     orders = [
-        Order("1042", "sam@example.com", "$42.00", "USD", days(5)),
-        Order("1043", "sam@example.com", "$129.00", "USD", days(45), method="card"),
-        Order("1044", "alex@example.com", "$18.00", "USD", days(2)),
+        Order("1042", "sam@example.com", "42.00", "USD", days(5)),
+        Order("1043", "sam@example.com", "129.00", "USD", days(45), default_refund_method="card"),
+        Order("1044", "alex@example.com", "18.00", "USD", days(2)),
     ]
     subs = [Subscription("sub_acme1", "sam@example.com", "team", 5)]
     return {o.order_id: o for o in orders}, {s.subscription_id: s for s in subs}
@@ -127,7 +127,7 @@ class DemoApi:
             return _error(404, "not_found", "no such order for that email")
         refundable, why = self._refundable(order)
         return web.json_response(
-            {"demo": True, **asdict(order), "refundable": refundable, "reason": why}
+            {"demo": True, **asdict(order), "refundable": refundable, "refund_note": why}
         )
 
     async def refund(self, request: web.Request) -> web.Response:
