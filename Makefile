@@ -27,6 +27,7 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/turns.py
 	$(BIN)/python bench/pipeline.py
+	$(BIN)/python bench/preflight.py
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache
