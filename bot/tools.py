@@ -196,6 +196,7 @@ class ToolRunner:
             except jsonschema.ValidationError as exc:
                 return self._failed(outcome, emit, f"result does not match schema: {exc.message}")
         outcome.status, outcome.result = "ok", result
+        grant_ownership(context, result)
         emit("finished", status="ok", note=str(result.get("note", ""))[:200])
         return outcome
 
@@ -229,6 +230,21 @@ class ToolRunner:
         if tool.changes and not confirmed:
             return "a change runs only after the customer confirms its read-back"
         return None
+
+
+def grant_ownership(context: dict[str, Any], result: dict[str, Any] | None) -> None:
+    """What a successful result grants (``{"owns": {"order_id": "1042"}}``: the service answered a
+    lookup only for this customer) joins ``context["owned"]``, the lists the ownership check reads.
+    Only a tool's own result can grant; a caller passes the conversation's ``owned`` dict so the
+    grant outlives the call."""
+    owns = result.get("owns") if isinstance(result, dict) else None
+    if not isinstance(owns, dict):
+        return
+    owned = context.setdefault("owned", {})
+    for argument, value in owns.items():
+        values = owned.setdefault(str(argument), [])
+        if str(value) not in {str(v) for v in values}:
+            values.append(str(value))
 
 
 def result_text(result: dict[str, Any] | None) -> str:

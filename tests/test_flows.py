@@ -21,8 +21,8 @@ from bot.hookspecs import hookimpl
 from bot.providers import ModelProvider, Prompt, Response
 from bot.recorders import MemoryRecorder
 from bot.store import Store
+from bot.tools import Tool
 from tests.conftest import ACME
-from tests.test_flows_api import GetOrder, Refund
 
 ROLES = {"worker": object()}
 
@@ -169,6 +169,41 @@ def test_checkpoints_are_append_only(database_url: str) -> None:
     store.close()
 
 
+class GetOrder(Tool):
+    name = "orders.get_order"
+    description = "Look an order up."
+    schema = {
+        "type": "object",
+        "properties": {"order_id": {"type": "string"}},
+        "required": ["order_id"],
+    }
+
+    async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        return {"order_id": arguments["order_id"], "amount": "$42.00", "refundable": True}
+
+
+class Refund(Tool):
+    name = "orders.refund"
+    description = "Refund an order."
+    changes = True
+    schema = {
+        "type": "object",
+        "properties": {
+            "order_id": {"type": "string"},
+            "amount": {"type": "string"},
+            "method": {"type": "string"},
+        },
+        "required": ["order_id", "amount", "method"],
+    }
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(dict(arguments))
+        return {"status": "refunded", "note": "refunded"}
+
+
 class Adversary(ModelProvider):
     """Asks for a change it must not get and writes stubs that must not pass."""
 
@@ -280,7 +315,7 @@ def test_cli_lists_exports_imports_and_compile_refuses_offline(
     runner = CliRunner()
     listed = runner.invoke(command, ["list"])
     assert listed.exit_code == 0, listed.output
-    assert "refund" in listed.output and "order: ask_order@1 lookup@1" in listed.output
+    assert "refund" in listed.output and "order: ask_email@1 ask_order@1 lookup@1" in listed.output
     exported = runner.invoke(command, ["export", "refund"])
     doc = json.loads(exported.output)
     assert doc["format"] == "gatebot-flow" and doc["flow"]["name"] == "refund"
@@ -288,7 +323,7 @@ def test_cli_lists_exports_imports_and_compile_refuses_offline(
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     bad = runner.invoke(command, ["import", "bad.json", "--into", str(tmp_path / "p")])
     assert isinstance(bad.exception, PackErrors)
-    assert "steps.lookup.prevStepIds[0]" in str(bad.exception)
+    assert "steps.ask_order.prevStepIds[0]" in str(bad.exception)
     assert not (tmp_path / "p" / "flows" / "refund.yaml").exists()
     compiled = runner.invoke(command, ["compile", "refund an order after checking it"])
     assert isinstance(compiled.exception, ConfigError)

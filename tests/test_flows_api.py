@@ -1,8 +1,10 @@
-"""A refund as a flow through the REST API on the sample pack, with test tools: read-back, yes,
-no, correction; checkpoints; rewind, edit and fork; the staff API's authentication."""
+"""A refund as a flow through the REST API on the sample pack, calling the demo orders API
+through the API catalog: read-back, yes, no, correction; checkpoints; rewind, edit and fork; the
+staff API's authentication; a repeat step."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,100 +13,40 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.app import App
 from bot.config import Settings
-from bot.hookspecs import hookimpl
 from bot.recorders import MemoryRecorder
-from bot.tools import Tool
 
 ADMIN = "staff-secret-token"
 STAFF = {"Authorization": f"Bearer {ADMIN}"}
 
 
-class GetOrder(Tool):
-    name = "orders.get_order"
-    description = "Look an order up."
-    schema = {
-        "type": "object",
-        "properties": {"order_id": {"type": "string"}},
-        "required": ["order_id"],
-    }
-
-    async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "order_id": arguments["order_id"],
-            "amount": "$42.00",
-            "method": "store credit",
-            "refundable": True,
-        }
-
-
-class Refund(Tool):
-    name = "orders.refund"
-    description = "Refund an order."
-    changes = True
-    schema = {
-        "type": "object",
-        "properties": {
-            "order_id": {"type": "string"},
-            "amount": {"type": "string"},
-            "method": {"type": "string"},
-        },
-        "required": ["order_id", "amount", "method"],
-    }
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-    async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-        self.calls.append(dict(arguments))
-        return {"status": "refunded", "note": "refunded"}
-
-
-class AddSeats(Tool):
-    name = "subscriptions.add_seats"
-    description = "Change a subscription's seats."
-    repeat = True
-    schema = {
-        "type": "object",
-        "properties": {"quantity": {"type": "integer"}, "item": {"type": "string"}},
-        "required": ["quantity"],
-    }
-
-    async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True}
-
-
-class ToolPlugin:
-    def __init__(self) -> None:
-        self.refund = Refund()
-
-    @hookimpl
-    def register_tools(self, register: Any) -> None:
-        register(GetOrder())
-        register(self.refund)
-        register(AddSeats())
-
-
-@pytest.fixture
-def tools() -> ToolPlugin:
-    return ToolPlugin()
+DEMO_AUTH = {"Authorization": "Bearer acme-demo-token"}
 
 
 @pytest.fixture
 async def flow_client(
-    settings: Settings, tools: ToolPlugin, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[TestClient, App]]:
+    """The sample pack with every first-party plugin: its flows call the real API catalog, which
+    calls the demo orders API the bot serves itself."""
     from gatebot_web.server import build_web_app
 
-    # Only the plugins this test means: the catalog's own orders tools must not stand in.
-    monkeypatch.setenv("GATEBOT_PLUGINS", "offline,web")
+    monkeypatch.delenv("ACME_ORDERS_TOKEN", raising=False)
     settings.admin_token = ADMIN
-    gb = App(settings, extra_plugins=[tools], recorders=[MemoryRecorder()])
+    gb = App(settings, recorders=[MemoryRecorder()])
     await gb.start(channels=False)
     try:
         async with TestClient(TestServer(build_web_app(gb), host="127.0.0.1")) as client:
+            monkeypatch.setenv("ACME_ORDERS_URL", str(client.make_url("/demo-api")))
             yield client, gb
     finally:
         await gb.stop()
+
+
+async def order(client: TestClient, order_id: str = "1042") -> dict[str, Any]:
+    """The demo order as its API says it is now (status paid or refunded)."""
+    resp = await client.get(f"/demo-api/orders/{order_id}?email=sam@example.com", headers=DEMO_AUTH)
+    body: dict[str, Any] = await resp.json()
+    return body
 
 
 class Chat:
@@ -132,23 +74,36 @@ def text_of(body: dict[str, Any]) -> str:
     return " ".join(r["text"] for r in body["replies"] if r["type"] == "text")
 
 
+READ_BACK = (
+    "Just to confirm, I'll refund order 1042 (amount: $42.00, method: store credit). "
+    "Shall I go ahead?"
+)
+
+
+async def to_read_back(chat: Chat) -> dict[str, Any]:
+    first = await chat.say("I want a refund for order 1042")
+    assert first["turn"]["flow"]["step"] == "ask_email"
+    body = await chat.say("sam@example.com")
+    assert text_of(body) == READ_BACK
+    return body
+
+
 async def test_refund_reads_back_and_calls_only_after_yes(
-    flow_client: tuple[TestClient, App], tools: ToolPlugin
+    flow_client: tuple[TestClient, App],
 ) -> None:
     client, _ = flow_client
     chat = await start(client)
     first = await chat.say("I want a refund for my order")
     assert first["turn"]["flow"]["name"] == "refund"
-    assert first["turn"]["flow"]["step"] == "ask_order"
-    assert "order number" in text_of(first).lower()
-    second = await chat.say("order 1042")
-    readback = text_of(second)
-    assert readback == (
-        "Just to confirm, I'll refund order 1042 (amount: $42.00, method: store credit). "
-        "Shall I go ahead?"
-    )
-    assert second["turn"]["move"]["name"] == "confirm"
-    assert [s["step"] for s in second["turn"]["flow"]["steps"]] == [
+    assert first["turn"]["flow"]["step"] == "ask_email"
+    assert "email" in text_of(first).lower()
+    second = await chat.say("sam@example.com")
+    assert second["turn"]["flow"]["step"] == "ask_order"
+    assert "order number" in text_of(second).lower()
+    third = await chat.say("order 1042")
+    assert text_of(third) == READ_BACK
+    assert third["turn"]["move"]["name"] == "confirm"
+    assert [s["step"] for s in third["turn"]["flow"]["steps"]] == [
         "ask_order",
         "lookup",
         "eligibility",
@@ -156,33 +111,32 @@ async def test_refund_reads_back_and_calls_only_after_yes(
     ]
     assert {
         "slot": "amount",
-        "value": "$42.00",
+        "value": "42.00",
         "source": "system",
         "outcome": "act",
         "rejected": [],
-    } in second["turn"]["values"]
-    assert tools.refund.calls == []
-    third = await chat.say("yes please")
-    assert tools.refund.calls == [
-        {"order_id": "1042", "amount": "$42.00", "method": "store credit"}
-    ]
-    assert "is refunded" in text_of(third)
-    assert third["turn"]["flow"]["status"] == "done"
-    events = [(e["tool"], e["event"]) for e in third["turn"]["tools"]]
-    assert ("orders.refund", "finished") in events
+    } in third["turn"]["values"]
+    assert (await order(client))["status"] == "paid"
+    fourth = await chat.say("yes please")
+    refunded = await order(client)
+    assert refunded["status"] == "refunded" and refunded["refunded_to"] == "store credit"
+    assert "is refunded" in text_of(fourth)
+    assert fourth["turn"]["flow"]["status"] == "done"
+    events = [(e["tool"], e["event"]) for e in fourth["turn"]["tools"]]
+    assert ("orders.refund_order", "finished") in events
+    # The demo API's token is the runtime's: no turn record ever holds it.
+    assert "acme-demo-token" not in json.dumps([first, second, third, fourth])
 
 
-async def test_a_no_leaves_the_order_untouched(
-    flow_client: tuple[TestClient, App], tools: ToolPlugin
-) -> None:
+async def test_a_no_leaves_the_order_untouched(flow_client: tuple[TestClient, App]) -> None:
     client, _ = flow_client
     chat = await start(client)
-    await chat.say("I want a refund for order 1042")
+    await to_read_back(chat)
     body = await chat.say("no")
-    assert tools.refund.calls == []
+    assert (await order(client))["status"] == "paid"
     assert "haven't refunded" in text_of(body)
     assert {
-        "tool": "orders.refund",
+        "tool": "orders.refund_order",
         "event": "declined",
         "detail": {"reason": "the customer said no to the read-back; nothing was changed"},
     } in body["turn"]["tools"]
@@ -190,44 +144,52 @@ async def test_a_no_leaves_the_order_untouched(
 
 
 async def test_a_correction_reads_back_again_with_the_new_value(
-    flow_client: tuple[TestClient, App], tools: ToolPlugin
+    flow_client: tuple[TestClient, App],
 ) -> None:
     client, _ = flow_client
     chat = await start(client)
-    await chat.say("I want a refund for order 1042")
+    await to_read_back(chat)
     again = await chat.say("no, to my card")
     assert "method: card" in text_of(again) and "Shall I go ahead?" in text_of(again)
-    assert tools.refund.calls == []
+    assert (await order(client))["status"] == "paid"
     await chat.say("yes")
-    assert tools.refund.calls == [{"order_id": "1042", "amount": "$42.00", "method": "card"}]
+    refunded = await order(client)
+    assert refunded["status"] == "refunded" and refunded["refunded_to"] == "card"
 
 
 async def test_corrections_are_bounded_then_a_person_takes_over(
-    flow_client: tuple[TestClient, App], tools: ToolPlugin
+    flow_client: tuple[TestClient, App],
 ) -> None:
     client, _ = flow_client
     chat = await start(client)
-    await chat.say("I want a refund for order 1042")
+    await to_read_back(chat)
     await chat.say("no, to my card")
     await chat.say("no, bank transfer")
     last = await chat.say("no, store credit")
-    assert last["turn"]["move"]["name"] == "handoff" and tools.refund.calls == []
+    assert last["turn"]["move"]["name"] == "handoff"
+    assert (await order(client))["status"] == "paid"
     assert last["turn"]["flow"]["status"] == "handed_off"
 
 
 async def test_checkpoints_rewind_edit_and_fork_leave_the_original_unchanged(
-    flow_client: tuple[TestClient, App], tools: ToolPlugin
+    flow_client: tuple[TestClient, App],
 ) -> None:
     client, gb = flow_client
     chat = await start(client)
-    await chat.say("I want a refund for order 1042")
+    await to_read_back(chat)
     resp = await client.get(f"/api/staff/runs?conversation={chat.conv['id']}", headers=STAFF)
     (run,) = (await resp.json())["runs"]
     cps = await (await client.get(f"/api/staff/runs/{run['id']}/checkpoints", headers=STAFF)).json()
-    assert [c["step"] for c in cps["checkpoints"]] == ["ask_order", "lookup", "eligibility"]
+    assert [c["step"] for c in cps["checkpoints"]] == [
+        "ask_email",
+        "ask_order",
+        "lookup",
+        "eligibility",
+    ]
     await chat.say("no")
     cps = await (await client.get(f"/api/staff/runs/{run['id']}/checkpoints", headers=STAFF)).json()
     assert [c["step"] for c in cps["checkpoints"]] == [
+        "ask_email",
         "ask_order",
         "lookup",
         "eligibility",
@@ -235,6 +197,7 @@ async def test_checkpoints_rewind_edit_and_fork_leave_the_original_unchanged(
         "done",
     ]
     assert cps["run"]["schedule"] == [
+        "ask_email@1",
         "ask_order@1",
         "lookup@1",
         "eligibility@1",
@@ -242,12 +205,12 @@ async def test_checkpoints_rewind_edit_and_fork_leave_the_original_unchanged(
         "refund@1",
         "done@1",
     ]
-    lookup = cps["checkpoints"][1]
+    lookup = cps["checkpoints"][2]
     assert lookup["input"]["values"]["order_id"] == "1042"
-    assert lookup["output"]["result"]["amount"] == "$42.00"
+    assert lookup["output"]["result"]["amount"] == "42.00"
     before = list(gb.store.iter_checkpoint_rows(run["id"]))
 
-    edited = {**lookup["output"], "result": {**lookup["output"]["result"], "amount": "$40.00"}}
+    edited = {**lookup["output"], "result": {**lookup["output"]["result"], "amount": "40.00"}}
     resp = await client.post(
         f"/api/staff/runs/{run['id']}/fork",
         headers=STAFF,
@@ -257,20 +220,27 @@ async def test_checkpoints_rewind_edit_and_fork_leave_the_original_unchanged(
     forked = await resp.json()
     assert forked["run"]["parent_run_id"] == run["id"]
     assert forked["run"]["allow_side_effects"] is False
-    assert [c["step"] for c in forked["checkpoints"]] == ["ask_order", "lookup"]
-    assert forked["checkpoints"][1]["edited"] is True
+    assert [c["step"] for c in forked["checkpoints"]] == ["ask_email", "ask_order", "lookup"]
+    assert forked["checkpoints"][2]["edited"] is True
     # The conversation continues on the fork: the read-back shows the edited amount, and the
-    # change runs dry there.
+    # change runs dry there: the orders API never hears of it.
     body = await chat.say("ok")
     assert "amount: $40.00" in text_of(body)
     assert body["turn"]["flow"]["run"] == forked["run"]["id"]
     done = await chat.say("yes")
-    assert tools.refund.calls == []
+    assert (await order(client))["status"] == "paid"
     assert "dry run" in text_of(done)
     assert list(gb.store.iter_checkpoint_rows(run["id"])) == before
     fork_cps = gb.store.checkpoints(forked["run"]["id"])
-    assert [c.step_id for c in fork_cps] == ["ask_order", "lookup", "eligibility", "refund", "done"]
-    assert fork_cps[3].output["status"] == "dry_run"
+    assert [c.step_id for c in fork_cps] == [
+        "ask_email",
+        "ask_order",
+        "lookup",
+        "eligibility",
+        "refund",
+        "done",
+    ]
+    assert fork_cps[4].output["status"] == "dry_run"
 
 
 async def test_staff_api_needs_the_staff_token(
@@ -297,12 +267,23 @@ async def test_repeat_step_makes_each_change_and_can_undo_it(
 ) -> None:
     client, _ = flow_client
     chat = await start(client)
-    first = await chat.say("I'd like to add seats: 5 more please")
+    first = await chat.say("I'd like to add seats please")
     assert first["turn"]["flow"]["name"] == "add_seats"
-    assert text_of(first).startswith("Added 5 seats.")
+    await chat.say("sam@example.com")
+    ready = await chat.say("sub_acme1")
+    assert "How many seats" in text_of(ready)
+    added = await chat.say("add 5 more")
+    assert text_of(added).startswith("Added 5 seats.")
+    seats = await client.get(
+        "/demo-api/subscriptions/sub_acme1/seats?email=sam@example.com", headers=DEMO_AUTH
+    )
+    assert (await seats.json())["seats"] == 10
     undo = await chat.say("undo")
     assert text_of(undo).startswith("Removed 5 seats.")
+    seats = await client.get(
+        "/demo-api/subscriptions/sub_acme1/seats?email=sam@example.com", headers=DEMO_AUTH
+    )
+    assert (await seats.json())["seats"] == 5
     finished = await chat.say("done")
     assert "All set" in text_of(finished)
-    calls = [e["detail"] for e in finished["turn"]["tools"]]
-    assert calls == []  # done makes no call
+    assert finished["turn"]["tools"] == []  # done makes no call

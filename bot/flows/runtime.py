@@ -518,7 +518,7 @@ class FlowEngine:
     def _tool_context(self, t: _Turn) -> dict[str, Any]:
         return {
             "conversation_id": t.conversation_id,
-            "owned": t.state.get("owned", {}),
+            "owned": t.state.setdefault("owned", {}),  # a lookup's grant outlives the call
             "values": context_for(t.progress, t.state["values"], "")["values"],
         }
 

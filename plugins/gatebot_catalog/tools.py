@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from bot.tools import WINDOW_CHARS, Tool, ToolError, ToolOutcome, window
+from bot.tools import grant_ownership as grant
 from gatebot_catalog.client import CatalogClient
 from gatebot_catalog.spec import Api, Catalog, Endpoint
 from gatebot_catalog.urls import Refused, prepare
@@ -45,17 +46,11 @@ def endpoint_schema(endpoint: Endpoint) -> dict[str, Any]:
 
 
 def grant_ownership(context: dict[str, Any], result: dict[str, Any] | ToolOutcome | None) -> None:
-    """Add what a successful result grants (``{"owns": {"order_id": "1042"}}``) to
-    ``context["owned"]``, the lists the runner's ownership check reads."""
+    """:func:`bot.tools.grant_ownership` (the runner already applies it to every successful
+    call), also taking a stored :class:`ToolOutcome`."""
     if isinstance(result, ToolOutcome):
         result = result.result if result.ok else None
-    if not result:
-        return
-    owned = context.setdefault("owned", {})
-    for argument, value in (result.get("owns") or {}).items():
-        values = owned.setdefault(argument, [])
-        if str(value) not in {str(v) for v in values}:
-            values.append(str(value))
+    grant(context, result)
 
 
 def owned_from(results: Iterable[dict[str, Any] | ToolOutcome | None]) -> dict[str, list[str]]:
