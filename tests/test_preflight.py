@@ -87,13 +87,14 @@ async def test_routing_opens_the_escalation_menu_on_the_recommended_desk(
     assert esc.helpdesk == "support" and esc.kind == "preflight"
 
 
-async def test_routing_supplies_the_refund_flows_trigger_read(client: TestClient) -> None:
+async def test_routing_starts_the_refund_flow_through_its_trigger_read(client: TestClient) -> None:
     body = await _turn(client, REFUND)
     turn = body["turn"]
     assert turn["preflight"]["decision"] == "flow:refund"
     read = turn["reads"][0]
     assert read["head"] == "preflight" and read["gate"] == "preflight.flow"
     assert read["answer"] == "order_status" and read["outcome"] == "act"  # refund's trigger
+    assert turn["move"]["why"].startswith("flow refund ")  # the flow started from that read
     # The sentence says what happened without naming the flow.
     assert turn["preflight"]["sentence"] == "I can help with that directly."
     assert "refund" not in turn["preflight"]["sentence"].lower()
