@@ -155,7 +155,8 @@ class Agent:
         scope = check_scope(self.pack, msg.text, set(state["values"]))
         record["scope"] = {"verdict": scope["verdict"], "rule": scope["rule"]}
         clock.lap("scope")
-        pre = await self.preflight_stage.run(msg.text, scope["verdict"], conv.language)
+        busy = bool(state.get("flow") or state.get("check"))  # a procedure or read-back under way
+        pre = await self.preflight_stage.run(msg.text, scope["verdict"], conv.language, busy)
         record["preflight"] = pre.record()
         if pre.acting:
             if pre.language and pre.language != conv.language:

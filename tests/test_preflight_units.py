@@ -205,3 +205,16 @@ def test_discord_renders_the_escalation_menu() -> None:
     embed = out.embeds[0].to_dict()
     assert embed["title"] == "A person will take over"
     assert [f["name"] for f in embed["fields"]] == ["sales (recommended)", "support"]
+
+
+async def test_a_flow_or_check_under_way_holds_faq_and_flow_routes(pack: Pack) -> None:
+    provider = Scripted(_answers(frustration={"answer": "low", "confidence": 0.9}))
+    preflight = Preflight(pack, provider, Readers(pack, use_heads=False), "routing")
+    out = await preflight.run("is there a free trial?", "in", "en", busy=True)
+    assert out.route.label == "none" and "held" in out.route.why
+    assert preflight.routed(out, "en") is None
+    person = Scripted(_answers(person={"answer": True, "confidence": 0.97}))
+    out = await Preflight(pack, person, Readers(pack, use_heads=False), "routing").run(
+        "get me a person", "in", "en", busy=True
+    )
+    assert out.route.label == "person:sales"  # the model recommended sales above threshold

@@ -162,8 +162,12 @@ class Preflight:
             raw = await self.reader.answer(text)
         return gated(self.pack, raw)
 
-    async def run(self, text: str, scope_verdict: str | None, language: str) -> Outcome:
-        """Pre-flight for one message. ``language`` is the conversation's so far."""
+    async def run(
+        self, text: str, scope_verdict: str | None, language: str, busy: bool = False
+    ) -> Outcome:
+        """Pre-flight for one message. ``language`` is the conversation's so far; ``busy`` says a
+        flow or a confirmation is under way, which an FAQ or another flow must not cut into (a
+        request for a person still goes through)."""
         out = Outcome(self.mode, version=self.reader.version)
         if self.mode == "off":
             return out
@@ -180,6 +184,8 @@ class Preflight:
             return out
         found = by_question(out.answers)
         out.route = choose(self.pack, out.answers, scope_verdict)
+        if busy and out.route.kind in ("faq", "flow"):
+            out.route = Route("none", why=f"{out.route.label} held: a flow or a check is under way")
         lang = found.get("language")
         turn_language = language
         if lang and lang.above and lang.answer in self.pack.templates:
