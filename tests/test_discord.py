@@ -189,6 +189,10 @@ def write_pack(tmp_path: Path, desk_id: int) -> Path:
         "    channel: discord\n"
         f'    target: "{desk_id}"\n'
         "    default: true\n"
+        # The pack's pre-flight names this desk too; here it is the same channel.
+        "  - name: support\n"
+        "    channel: discord\n"
+        f'    target: "{desk_id}"\n'
     )
     return pack
 
