@@ -339,6 +339,9 @@ def test_tool_progress_shows_a_fixed_phrase_until_the_reply(server: str, page: A
     expect(progress).to_have_text("Reading a source…")
     sockets[0].send(json.dumps({**event, "tool": "orders.refund"}))
     expect(progress).to_have_text("Working on it…")
+    preflight = {"type": "progress", "stage": "preflight", "text": "Je regarde cela."}
+    sockets[0].send(json.dumps(preflight))
+    expect(progress).to_have_text("Je regarde cela.")
     expect(page.locator(PANEL)).not_to_contain_text("secret words")
     reply = {"type": "reply", "role": "agent", "seq": 99,
              "reply": {"type": "text", "text": "Here is what I found.", "citations": []}}

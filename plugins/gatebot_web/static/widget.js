@@ -526,6 +526,8 @@
   function onEvent(ev) {
     if (!ev || typeof ev !== "object") return;
     if (ev.type === "tool") { onToolEvent(ev); return; } // progress shows at once, never buffered
+    // Pre-flight's fixed sentence, in the visitor's language ("Je regarde cela."): never a flow's name.
+    if (ev.type === "progress" && typeof ev.text === "string") { setProgress(ev.text); return; }
     if (inflight) { buffered.push(ev); return; } // decided once this tab's own answer is in
     handleEvent(ev);
   }
