@@ -100,6 +100,7 @@ class App:
         )
         # Flows name tools; only now are they known. A flow naming a missing one is disabled.
         self.agent.flows.bind_tools(self.tools, self.tool_runner)
+        self.agent.flows.bind_models(self._choose_provider)
         for name, why in self.agent.flows.disabled.items():
             log.warning("flow %s is disabled: %s", name, why)
         self.channels: list[ChannelAdapter] = []
@@ -223,6 +224,7 @@ class App:
         self.channels.clear()
         await call_lifecycle(self.plugins.hook.shutdown(app=self))
         await self.provider.aclose()
+        await self.agent.flows.aclose()
         self.store.close()
 
     def channel(self, name: str) -> ChannelAdapter | None:

@@ -328,3 +328,61 @@ def test_cli_lists_exports_imports_and_compile_refuses_offline(
     compiled = runner.invoke(command, ["compile", "refund an order after checking it"])
     assert isinstance(compiled.exception, ConfigError)
     assert "offline provider cannot draft a flow" in str(compiled.exception)
+
+
+class Drafter(ModelProvider):
+    """The model one step names for itself; it says which model it is."""
+
+    name = "drafter"
+
+    async def execute(self, prompt: Prompt) -> Response:
+        return Response(text=json.dumps({"summary": f"drafted by {self.model}"}))
+
+
+class DrafterPlugin:
+    @hookimpl
+    def register_model_providers(self, register: Any) -> None:
+        register("drafter", Drafter)
+
+
+OVERRIDE_FLOW = """\
+name: note
+title: Write a note
+version: 1
+trigger: {{keywords: [write a note]}}
+steps:
+  - id: draft
+    type: llm_call
+    prompt: Draft a one-line note.
+    model: {model}
+    contract: {{requires: [summary]}}
+    role: support_agent
+"""
+
+
+async def test_a_step_runs_on_the_model_it_names_and_an_unknown_one_disables_its_flow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GATEBOT_PLUGINS", "offline,web")
+    for name, model in (("ok", "drafter:small-1"), ("bad", "nowhere:x")):
+        pack = tmp_path / name / "acme"
+        shutil.copytree(ACME, pack)
+        (pack / "flows" / "note.yaml").write_text(OVERRIDE_FLOW.format(model=model))
+        settings = Settings(pack=pack, data_dir=tmp_path / name, recorders=[])
+        app = App(settings, extra_plugins=[DrafterPlugin()])
+        await app.start(channels=False)
+        try:
+            conv, _ = app.store.create_conversation("web")
+            result = await app.agent.handle(conv, "please write a note", "m1")
+        finally:
+            await app.stop()
+        if name == "ok":
+            assert "note" not in app.agent.flows.disabled
+            assert [s["step"] for s in result.record["flow"]["steps"]] == ["draft"]
+            calls = [c for c in result.record["model_calls"] if c["purpose"] == "flow"]
+            assert [(c["provider"], c["model"]) for c in calls] == [("drafter", "small-1")]
+            (cp,) = app.store.checkpoints(result.record["flow"]["run"])
+            assert cp.model == "small-1" and cp.output["summary"] == "drafted by small-1"
+        else:
+            assert "model 'nowhere:x'" in app.agent.flows.disabled["note"]
+            assert result.record["flow"] is None

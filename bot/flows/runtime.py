@@ -17,7 +17,7 @@ from typing import Any
 
 from bot import gates, yesno
 from bot.acting import Acted, text_reply
-from bot.errors import ProviderError
+from bot.errors import GatebotError, ProviderError
 from bot.flows import contracts
 from bot.flows.model import BUILTIN_MODS, EXIT_LOOP, Flow, Step
 from bot.flows.schedule import schedule
@@ -78,6 +78,28 @@ class FlowEngine:
         self.runner_for: Any = None  # conversation id -> ToolRunner
         #: Flows an app could not enable (a tool it does not have), with the reason.
         self.disabled: dict[str, str] = {}
+        #: Providers for steps that override the model (``model: anthropic:MODEL``), by spec.
+        self.step_models: dict[str, ModelProvider] = {}
+
+    def bind_models(self, provider_for: Any) -> None:
+        """At app build: a provider for every step's model override, from the app's registered
+        providers (``provider_for(spec)``); a flow naming one the app cannot make is disabled."""
+        for flow in self.pack.flows.values():
+            for step in flow.steps:
+                spec = step.model
+                if not spec or spec in self.step_models:
+                    continue
+                try:
+                    self.step_models[spec] = provider_for(spec)
+                except GatebotError as exc:
+                    why = f"step {step.id}: model {spec!r}: {exc}"
+                    self.disabled[flow.name] = "; ".join(
+                        x for x in (self.disabled.get(flow.name), why) if x
+                    )
+
+    async def aclose(self) -> None:
+        for provider in self.step_models.values():
+            await provider.aclose()
 
     def bind_tools(self, registry: ToolRegistry, runner_for: Any) -> None:
         """At app build: check every flow's tools against the registry; a flow naming a tool the
@@ -377,7 +399,7 @@ class FlowEngine:
                 },
             )
             try:
-                draft = (await call(self.provider, prompt, t.calls)).text
+                draft = (await call(self._provider_for(step), prompt, t.calls)).text
             except ProviderError as exc:
                 return _Result(decision=_handoff(f"model provider failed: {exc}"))
             result = replygate.check(
@@ -391,7 +413,7 @@ class FlowEngine:
                 return _Result(
                     output={"text": text, "cited": result.citations},
                     decision=_answer(t, step),
-                    model=self.provider.model,
+                    model=self._provider_for(step).model,
                 )
             reasons = result.reasons
         return _Result(decision=_handoff("reply gate refused two drafts: " + "; ".join(reasons)))
@@ -467,7 +489,8 @@ class FlowEngine:
         return _Result(output=output, note=note, model=self._provider_for(step).model)
 
     def _provider_for(self, step: Step) -> ModelProvider:
-        return self.provider  # a per-step model override is recorded; one provider serves it
+        """The step's own model when it names one (bound at app build), else the app's."""
+        return self.step_models.get(step.model or "", self.provider)
 
     def _resolvable(self, t: _Turn) -> set[str]:
         return (
