@@ -211,8 +211,7 @@ class Agent:
         )
         if decision.read is not None:
             record["reads"].append(decision.read)
-        record["legal"] = {"moves": decision.legal, "rule": decision.rule}
-        record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
+        _record_move(record, decision)
         clock.lap("decide")
 
         acted = flow.acted if flow and flow.acted else await self.actor.act(
@@ -223,13 +222,7 @@ class Agent:
             publish=lambda event: self.events.publish(conv.id, event),  # tool progress, live
             search_steps=pre.steps_for_turn,  # pre-flight's reasoning level, when routing
         )
-        record["tools"].extend(acted.tools)
-        record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
-        record["reply"] = acted.reply
-        if record["reply"]["text"] is None:
-            record["reply"]["text"] = "\n".join(
-                r["text"] for r in acted.replies if r["type"] == "text"
-            )
+        _record_acted(record, acted)
         record["model_calls"] = calls + acted.model_calls
         escalation = self._after_move(conv, state, decision, acted, msg.text, seq)
         if escalation:
@@ -253,10 +246,9 @@ class Agent:
         recommended help desk): no heads, values or model call."""
         decision, acted = routed
         record["reads"] = [pre.routed_read(self.pack)]
-        record["legal"] = {"moves": decision.legal, "rule": decision.rule}
-        record["move"] = {"name": decision.move, "why": decision.why, "escalate": False}
-        record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
-        record["reply"] = acted.reply
+        _record_move(record, decision)
+        record["move"]["escalate"] = False  # set below when the route is a hand-off
+        _record_acted(record, acted)
         record["model_calls"] = list(pre.model_calls)
         escalation: tuple[str, ...] | None = self._after_move(
             conv, state, decision, acted, msg.text, seq
@@ -458,3 +450,18 @@ class Agent:
                 await recorder.record(record)
             except Exception:  # a broken recorder must never fail a stored turn
                 log.exception("recorder %s failed", getattr(recorder, "name", recorder))
+
+
+def _record_move(record: dict[str, Any], decision: Decision) -> None:
+    """The decide stage's part of the record: the legal set with its rule, the move and why."""
+    record["legal"] = {"moves": decision.legal, "rule": decision.rule}
+    record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
+
+
+def _record_acted(record: dict[str, Any], acted: Acted) -> None:
+    """The act stage's part: tool events, the facts used, the reply and its gate."""
+    record["tools"].extend(acted.tools)
+    record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
+    record["reply"] = acted.reply
+    if record["reply"]["text"] is None:
+        record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")
