@@ -17,11 +17,10 @@ without error and only a deployment that selects it is told to install the SDK.
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries
+from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries, env
 
 from bot.errors import ConfigError, ProviderError
 from bot.hookspecs import hookimpl
@@ -42,10 +41,6 @@ if TYPE_CHECKING:
 # Replies are a few sentences; the cap bounds cost and time if a model runs on.
 MAX_TOKENS = 1024
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-
-
-def _env(name: str) -> str:
-    return os.environ.get(name, "").strip()
 
 
 class AnthropicProvider(ModelProvider):
@@ -77,7 +72,7 @@ class AnthropicProvider(ModelProvider):
 
     def _client(self) -> AsyncAnthropic:
         if self._sdk is None:
-            key = _env("ANTHROPIC_API_KEY")
+            key = env("ANTHROPIC_API_KEY")
             if not key:
                 raise ProviderError("anthropic: ANTHROPIC_API_KEY is not set")
             import anthropic
@@ -87,8 +82,8 @@ class AnthropicProvider(ModelProvider):
                 api_key=key,
                 # Read here rather than by the SDK so a variable set empty (as compose files do
                 # with ${ANTHROPIC_BASE_URL:-}) means the default, not an empty URL.
-                base_url=_env("GATEBOT_ANTHROPIC_BASE_URL")
-                or _env("ANTHROPIC_BASE_URL")
+                base_url=env("GATEBOT_ANTHROPIC_BASE_URL")
+                or env("ANTHROPIC_BASE_URL")
                 or DEFAULT_BASE_URL,
                 timeout=self.policy.timeout_s,
                 max_retries=0,  # our policy retries; two retry loops would multiply

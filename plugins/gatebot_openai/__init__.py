@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries
+from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries, env
 
 from bot.errors import ConfigError, ProviderError
 from bot.hookspecs import hookimpl
@@ -43,10 +42,6 @@ if TYPE_CHECKING:
 # What a local server that checks no key is sent: the SDK insists on some key.
 PLACEHOLDER_KEY = "not-needed"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-
-def _env(name: str) -> str:
-    return os.environ.get(name, "").strip()
 
 
 class OpenAIProvider(ModelProvider):
@@ -70,8 +65,8 @@ class OpenAIProvider(ModelProvider):
     def _client(self) -> AsyncOpenAI:
         if self._sdk is None:
             # Read here rather than by the SDK so a variable set empty means "not set".
-            base_url = _env("GATEBOT_OPENAI_BASE_URL") or _env("OPENAI_BASE_URL")
-            key = _env("OPENAI_API_KEY")
+            base_url = env("GATEBOT_OPENAI_BASE_URL") or env("OPENAI_BASE_URL")
+            key = env("OPENAI_API_KEY")
             if not key and not base_url:
                 raise ProviderError(
                     "openai: OPENAI_API_KEY is not set "

@@ -7,6 +7,12 @@ the timeout, retry and error rules are written once and behave the same behind e
 from __future__ import annotations
 
 from gatebot_providers_common.chat import alternating
-from gatebot_providers_common.policy import CallPolicy, SdkErrors, call_with_retries, redact
+from gatebot_providers_common.policy import (
+    CallPolicy,
+    SdkErrors,
+    call_with_retries,
+    env,
+    redact,
+)
 
-__all__ = ["CallPolicy", "SdkErrors", "alternating", "call_with_retries", "redact"]
+__all__ = ["CallPolicy", "SdkErrors", "alternating", "call_with_retries", "env", "redact"]

@@ -39,6 +39,11 @@ T = TypeVar("T")
 DETAIL_CHARS = 160  # enough for an upstream reason, short enough for a record field
 
 
+def env(name: str) -> str:
+    """An environment variable's value, stripped; empty when unset."""
+    return os.environ.get(name, "").strip()
+
+
 @dataclass(frozen=True)
 class CallPolicy:
     timeout_s: float = 30.0  # the whole call: every attempt and every wait
