@@ -105,3 +105,23 @@ def warm_heads() -> None:
     for head in (readers.intent_head, readers.sentiment_head):
         if head is not None:
             head.predict(["hello"])
+
+
+@pytest.fixture
+async def flow_client(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[TestClient, App]]:
+    """The sample pack with every first-party plugin: its flows call the real API catalog, which
+    calls the demo orders API the bot serves itself."""
+    from gatebot_web.server import build_web_app
+
+    monkeypatch.delenv("ACME_ORDERS_TOKEN", raising=False)
+    settings.admin_token = "staff-secret-token"  # tests/test_flows_api.py's ADMIN
+    gb = App(settings, recorders=[MemoryRecorder()])
+    await gb.start(channels=False)
+    try:
+        async with TestClient(TestServer(build_web_app(gb), host="127.0.0.1")) as client:
+            monkeypatch.setenv("ACME_ORDERS_URL", str(client.make_url("/demo-api")))
+            yield client, gb
+    finally:
+        await gb.stop()

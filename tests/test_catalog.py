@@ -355,6 +355,7 @@ async def test_the_sample_pack_registers_the_catalog_tools(tmp_path: Path) -> No
             "orders.refund_order",
             "orders.lookup_seats",
             "orders.change_seats",
+            "orders.change_items",
             "catalog.inspect",
             "catalog.call",
             "catalog.read_result",

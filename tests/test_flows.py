@@ -103,6 +103,16 @@ def test_independent_steps_run_before_the_loop_by_id() -> None:
             "steps.a.tools",
             "exactly one tool",
         ),
+        (
+            flow([{**step("a"), "type": "tool_call", "tools": ["t.x"], "repeat": True}]),
+            "steps.a.items",
+            "declares the items it builds up",
+        ),
+        (
+            flow([{**step("a"), "items": {"seats": ["seat"]}}]),
+            "steps.a.items",
+            "only a repeat step has items",
+        ),
     ],
 )
 def test_validation_names_step_and_field(data: dict[str, Any], field: str, words: str) -> None:

@@ -5,41 +5,18 @@ staff API's authentication; a repeat step."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
 from bot.app import App
-from bot.config import Settings
-from bot.recorders import MemoryRecorder
 
 ADMIN = "staff-secret-token"
 STAFF = {"Authorization": f"Bearer {ADMIN}"}
 
 
 DEMO_AUTH = {"Authorization": "Bearer acme-demo-token"}
-
-
-@pytest.fixture
-async def flow_client(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[tuple[TestClient, App]]:
-    """The sample pack with every first-party plugin: its flows call the real API catalog, which
-    calls the demo orders API the bot serves itself."""
-    from gatebot_web.server import build_web_app
-
-    monkeypatch.delenv("ACME_ORDERS_TOKEN", raising=False)
-    settings.admin_token = ADMIN
-    gb = App(settings, recorders=[MemoryRecorder()])
-    await gb.start(channels=False)
-    try:
-        async with TestClient(TestServer(build_web_app(gb), host="127.0.0.1")) as client:
-            monkeypatch.setenv("ACME_ORDERS_URL", str(client.make_url("/demo-api")))
-            yield client, gb
-    finally:
-        await gb.stop()
 
 
 async def order(client: TestClient, order_id: str = "1042") -> dict[str, Any]:
@@ -273,13 +250,13 @@ async def test_repeat_step_makes_each_change_and_can_undo_it(
     ready = await chat.say("sub_acme1")
     assert "How many seats" in text_of(ready)
     added = await chat.say("add 5 more")
-    assert text_of(added).startswith("Added 5 seats.")
+    assert text_of(added).startswith("Added 5 seats (now 10).")
     seats = await client.get(
         "/demo-api/subscriptions/sub_acme1/seats?email=sam@example.com", headers=DEMO_AUTH
     )
     assert (await seats.json())["seats"] == 10
     undo = await chat.say("undo")
-    assert text_of(undo).startswith("Removed 5 seats.")
+    assert text_of(undo).startswith("Removed 5 seats (now 5).")
     seats = await client.get(
         "/demo-api/subscriptions/sub_acme1/seats?email=sam@example.com", headers=DEMO_AUTH
     )

@@ -108,6 +108,9 @@ STEP_SCHEMA = _obj(
             "items": _obj({"when": _CONDITION, "template": _str}, ["when", "template"]),
         },
         "output": _id,
+        "items": {"type": "object", "minProperties": 1, "additionalProperties": _strs},
+        "records": _obj({"start": _str, "result": _str}, []),
+        "question": _str,
     },
     ["id", "type", "role"],
 )
@@ -211,6 +214,9 @@ def _step(raw: dict[str, Any]) -> Step:
         default=raw.get("default"),
         variants=[Variant(v["template"], _condition(v["when"])) for v in raw.get("variants", [])],
         output=raw.get("output"),
+        items={k: list(v) for k, v in raw.get("items", {}).items()},
+        records=dict(raw.get("records", {})),
+        question=raw.get("question", ""),
     )
 
 
@@ -328,6 +334,15 @@ def _check_type(step: Step, ids: list[str], where: _Where, at: tuple[Any, ...]) 
         out.append(where.error((*at, "repeat"), "a step is optional or repeat, not both"))
     if step.repeat and step.type != "tool_call":
         out.append(where.error((*at, "repeat"), "only a tool_call step can repeat"))
+    if step.repeat and not step.items:
+        out.append(where.error((*at, "items"), "a repeat step declares the items it builds up"))
+    for key, given in (
+        ("items", step.items),
+        ("records", step.records),
+        ("question", step.question),
+    ):
+        if given and not step.repeat:
+            out.append(where.error((*at, key), f"only a repeat step has {key}"))
     return out
 
 

@@ -118,6 +118,9 @@ class Step:
     default: str | None = None  # router: where to go when no route matches
     variants: list[Variant] = field(default_factory=list)  # reply: templates by condition
     output: str | None = None  # llm_call: the output key its text is kept under
+    items: dict[str, list[str]] = field(default_factory=dict)  # repeat: item -> names it goes by
+    records: dict[str, str] = field(default_factory=dict)  # repeat: start / result paths
+    question: str = ""  # repeat: what the step asks for
 
 
 @dataclass

@@ -11,7 +11,6 @@ one at all, and a fork runs changes dry unless an operator allowed side effects.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,10 @@ from bot.acting import Acted, text_reply
 from bot.errors import GatebotError, ProviderError
 from bot.flows import contracts
 from bot.flows.model import BUILTIN_MODS, EXIT_LOOP, Flow, Step
+from bot.flows.outcome import StepResult as _Result
+from bot.flows.outcome import answer
+from bot.flows.outcome import handoff as _handoff
+from bot.flows.repeat import Repeat, RepeatTurn, arguments_for
 from bot.flows.schedule import schedule
 from bot.flows.state import context_for, holds, render, render_arguments
 from bot.packs import Pack
@@ -27,7 +30,7 @@ from bot.playbook import Decision
 from bot.providers import ModelProvider, Prompt, call
 from bot.store import Store
 from bot.text import has_phrase, matching, normalise
-from bot.tools import ToolRegistry, ToolRunner
+from bot.tools import ToolOutcome, ToolRegistry, ToolRunner
 
 #: A bound on steps in one turn, so no declaration can spin a turn forever.
 MAX_STEPS_PER_TURN = 200
@@ -728,120 +731,32 @@ class FlowEngine:
         return entries
 
     async def _repeat(self, t: _Turn, step: Step) -> _Result:
-        """A customer building something up: each change is made at once and read back after;
-        the next message can undo it; "done" moves on. Picks pass the repeat gate."""
-        waiting = t.progress.get("waiting")
-        name = step.tools[0]
-        if not waiting or waiting.get("step") != step.id:
-            t.progress["waiting"] = waiting = {"step": step.id, "changes": []}
-            first = True
-        else:
-            first = False
-        pick = _read_repeat(t.text)
-        gate = self.pack.gates["repeat"]
-        t.record["reads"].append(
-            gates.read(
-                f"repeat:{step.id}",
-                "repeat-lexicon@1",
-                pick["action"],
-                pick["confidence"],
-                "repeat",
-                gate,
-            )
-        )
-        if pick["action"] == "done" and pick["confidence"] >= gate and not first:
-            t.progress["waiting"] = None
-            return _Result(output={"status": "ok", "changes": waiting["changes"]})
-        if pick["confidence"] < gate or pick["action"] in (None, "done"):
-            t.replies.append(text_reply("How many seats or add-ons should I add (or say 'done')?"))
-            return _Result(decision=_answer(t, step), note={"repeat": "asked again"})
-        if pick["action"] == "undo":
-            if not waiting["changes"]:
-                t.replies.append(text_reply("There is nothing to undo yet."))
-                return _Result(decision=_answer(t, step), note={"repeat": "nothing to undo"})
-            last = waiting["changes"].pop()
-            quantity, item = -int(last["quantity"]), last["item"]
-        else:
-            quantity = pick["quantity"] * (-1 if pick["action"] == "remove" else 1)
-            item = pick["item"]
+        """A customer building something up (bot.flows.repeat): each change made at once, read
+        back after, undoable, checked for a wrong or missing record."""
         ctx = context_for(t.progress, t.state["values"], t.text)
-        ctx["repeat"] = {"quantity": quantity, "item": item}
-        args = render_arguments(step.arguments, ctx)
         dry = not t.progress.get("allow_side_effects", True)
-        outcome = await self._runner(t).call(
-            name, args, self._tool_context(t), dry_run=dry, events=t.record["tools"]
+
+        async def call(change: dict[str, Any]) -> ToolOutcome:
+            args = arguments_for(step, ctx, change["item"], change["quantity"])
+            return await self._runner(t).call(
+                step.tools[0], args, self._tool_context(t), dry_run=dry, events=t.record["tools"]
+            )
+
+        turn = RepeatTurn(
+            t.flow.name,
+            step,
+            t.progress,
+            ctx,
+            self.pack.gates,
+            t.record["reads"],
+            call,
+            lambda text: t.replies.append(text_reply(text)),
+            t.seq,
         )
-        if outcome.status not in ("ok", "dry_run"):
-            return _Result(decision=_handoff(f"{name} {outcome.status}: {outcome.reason}"))
-        if pick["action"] != "undo":
-            waiting["changes"].append({"quantity": quantity, "item": item})
-        verb = "Added" if quantity > 0 else "Removed"
-        ctx["repeat"]["summary"] = f"{verb} {abs(quantity)} {item}."
-        if isinstance(outcome.result, dict) and outcome.result.get("note"):
-            ctx["repeat"]["summary"] += f" {outcome.result['note']}"
-        t.replies.append(text_reply(render(step.template or "{repeat.summary}", ctx)))
-        return _Result(decision=_answer(t, step), note={"repeat": args})
-
-
-@dataclass
-class _Result:
-    output: dict[str, Any] | None = None
-    decision: Decision | None = None
-    note: dict[str, Any] = field(default_factory=dict)
-    model: str | None = None
+        return await Repeat(turn).run(t.text)
 
 
 _DEFAULT_READ_BACK = "Just to confirm, I'll run {tool} ({arguments}). Shall I go ahead?"
-_NUMBER = re.compile(r"\b(\d{1,4})\b")
-_WORDS = {
-    "one": 1,
-    "a": 1,
-    "an": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-}
-
-
-def _read_repeat(text: str) -> dict[str, Any]:
-    """The offline repeat reader: what a phrase calls for (add, remove, undo, done), how many,
-    of what. A verb with a count is confident; a count alone is a likely add."""
-    norm = normalise(text)
-    item = "add-ons" if re.search(r"add-?ons?", norm) else "seats"
-    if any(has_phrase(norm, w) for w in ("undo", "take that back", "scratch that")):
-        return {"action": "undo", "confidence": 0.95, "quantity": 0, "item": item}
-    if any(has_phrase(norm, w) for w in ("done", "that's all", "thats all", "finished", "no more")):
-        return {"action": "done", "confidence": 0.95, "quantity": 0, "item": item}
-    m = _NUMBER.search(norm)
-    count = (
-        int(m.group(1)) if m else next((n for w, n in _WORDS.items() if has_phrase(norm, w)), None)
-    )
-    remove = any(has_phrase(norm, w) for w in ("remove", "drop", "fewer", "less", "minus"))
-    add = any(has_phrase(norm, w) for w in ("add", "more", "extra", "plus", "another"))
-    if count is None:
-        return {"action": None, "confidence": 0.0, "quantity": 0, "item": item}
-    action = "remove" if remove and not add else "add"
-    confidence = 0.9 if (add or remove) else 0.75
-    return {"action": action, "confidence": confidence, "quantity": count, "item": item}
-
-
-def _handoff(rule: str) -> Decision:
-    return Decision(["handoff"], rule, move="handoff", why=rule, escalate=True)
-
-
-def _answer(t: _Turn, step: Step) -> Decision:
-    return Decision(
-        ["answer", "handoff"],
-        f"flow {t.flow.name}: step {step.id}",
-        move="answer",
-        why=f"flow {t.flow.name} step {step.id} ({step.type})",
-    )
 
 
 def _parse_output(text: str, key: str) -> dict[str, Any]:
@@ -855,3 +770,7 @@ def _parse_output(text: str, key: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             pass
     return {key: text}
+
+
+def _answer(t: _Turn, step: Step) -> Decision:
+    return answer(t.flow.name, step.id, step.type)

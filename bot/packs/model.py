@@ -16,6 +16,9 @@ DEFAULT_GATES = {
     # Sentiment only ever narrows what the agent may do (no selling to a hostile visitor), so its
     # gate can sit lower than the ones that make the agent act.
     "sentiment": 0.6,
+    # Not a confidence to reach but a doubt to stay under: after a repeat step's calls, any
+    # record whose P(wrong) (or the message's P(missing)) is at least this is read back.
+    "readBackAt": 0.3,
 }
 
 

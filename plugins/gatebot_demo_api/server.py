@@ -24,6 +24,8 @@ PREFIX = "/demo-api"
 REFUND_WINDOW_DAYS = 30
 REFUND_METHODS = ("card", "store credit", "bank transfer")
 MAX_SEATS = 500
+#: What a subscription's plan is built from: seats (at least one) and add-ons (none or more).
+ITEMS = {"seats": (1, MAX_SEATS), "storage_packs": (0, 50), "priority_support": (0, 1)}
 
 
 @dataclass
@@ -45,11 +47,16 @@ class Subscription:
     email: str
     plan: str
     seats: int
+    storage_packs: int = 0
+    priority_support: int = 0
+
+    def items(self) -> dict[str, int]:
+        return {item: getattr(self, item) for item in ITEMS}
 
 
 def seed(today: date | None = None) -> tuple[dict[str, Order], dict[str, Subscription]]:
     """The demo's records: 1042 can be refunded, 1043 is past the refund window, 1044 belongs to
-    someone else; one subscription with 5 seats."""
+    someone else; one subscription with 5 seats and one storage pack."""
     today = today or date.today()
     days = lambda n: (today - timedelta(days=n)).isoformat()  # noqa: E731
     orders = [
@@ -57,7 +64,7 @@ def seed(today: date | None = None) -> tuple[dict[str, Order], dict[str, Subscri
         Order("1043", "sam@example.com", "129.00", "USD", days(45), default_refund_method="card"),
         Order("1044", "alex@example.com", "18.00", "USD", days(2)),
     ]
-    subs = [Subscription("sub_acme1", "sam@example.com", "team", 5)]
+    subs = [Subscription("sub_acme1", "sam@example.com", "team", 5, storage_packs=1)]
     return {o.order_id: o for o in orders}, {s.subscription_id: s for s in subs}
 
 
@@ -80,6 +87,7 @@ class DemoApi:
             ("POST", PREFIX + "/orders/{order_id}/refund", self.refund),
             ("GET", PREFIX + "/subscriptions/{subscription_id}/seats", self.get_seats),
             ("POST", PREFIX + "/subscriptions/{subscription_id}/seats", self.change_seats),
+            ("POST", PREFIX + "/subscriptions/{subscription_id}/items", self.change_item),
         ]
 
     def _denied(self, request: web.Request) -> web.Response | None:
@@ -166,7 +174,7 @@ class DemoApi:
         email = request.query.get("email", "").strip().lower()
         if sub is None or sub.email != email:
             return _error(404, "not_found", "no such subscription for that email")
-        return web.json_response({"demo": True, **asdict(sub)})
+        return web.json_response({"demo": True, **asdict(sub), "items": sub.items()})
 
     async def change_seats(self, request: web.Request) -> web.Response:
         if (denied := self._denied(request)) is not None:
@@ -184,4 +192,32 @@ class DemoApi:
         sub.seats = seats
         return web.json_response(
             {"demo": True, "subscription_id": sub.subscription_id, "delta": delta, "seats": seats}
+        )
+
+    async def change_item(self, request: web.Request) -> web.Response:
+        """Seats or an add-on, up or down by ``delta``; the answer carries every item's count."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        sub = self.subscriptions.get(request.match_info["subscription_id"])
+        if sub is None:
+            return _error(404, "not_found", "no such subscription")
+        body = await self._body(request) or {}
+        item, delta = body.get("item"), body.get("delta")
+        if item not in ITEMS:
+            return _error(400, "bad_request", f"item must be one of {', '.join(ITEMS)}")
+        if not isinstance(delta, int) or isinstance(delta, bool) or delta == 0:
+            return _error(400, "bad_request", "delta must be a non-zero whole number")
+        low, high = ITEMS[item]
+        count = getattr(sub, item) + delta
+        if not low <= count <= high:
+            return _error(409, "item_limit", f"a subscription has {low} to {high} {item}")
+        setattr(sub, item, count)
+        return web.json_response(
+            {
+                "demo": True,
+                "subscription_id": sub.subscription_id,
+                "item": item,
+                "delta": delta,
+                "items": sub.items(),
+            }
         )

@@ -1,0 +1,403 @@
+"""A repeat step: a customer building something up, change by change.
+
+Each change a message calls for is made at once (a repeat tool can never be a ``changes`` tool,
+so nothing here needs a read-back first), then read back after, and the next message can undo it.
+One message may call for several changes; each phrase's pick must pass the repeat gate
+(:mod:`bot.flows.phrases`). After the calls, the self-check (:mod:`bot.flows.selfcheck`) asks
+whether any record is wrong or anything is missing; at or above ``readBackAt`` the step reads
+everything back and asks "Is that right?", and reads the reply as yes, no (the message's changes
+are taken back) or a correction (taken back, then the correction is made).
+
+The records are what the tool says they are: the step's ``records.start`` path names them in the
+run's state (a lookup's result) and ``records.result`` in each call's result. Without those the
+step counts its own changes from zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot import gates as gating
+from bot import yesno
+from bot.flows.model import Step
+from bot.flows.outcome import StepResult, answer, handoff
+from bot.flows.phrases import ACTIONS, VERSION, Reading, read_message
+from bot.flows.selfcheck import Made, check
+from bot.flows.state import lookup, render, render_arguments
+from bot.playbook import Decision
+from bot.text import has_phrase, normalise
+from bot.tools import ToolOutcome
+
+DEFAULT_READ_BACK_AT = 0.3
+_ACTS = ("add", "remove", "change")
+
+
+@dataclass
+class RepeatTurn:
+    """What the step needs from the turn; the runtime builds it."""
+
+    flow: str
+    step: Step
+    progress: dict[str, Any]
+    context: dict[str, Any]  # the run's state as steps see it
+    gates: dict[str, float]
+    reads: list[dict[str, Any]]  # the turn record's reads
+    call: Callable[[dict[str, Any]], Awaitable[ToolOutcome]]  # the step's tool, arguments ready
+    say: Callable[[str], None]
+    seq: int
+
+
+def name_of(step: Step, item: str, count: int) -> str:
+    """How an item reads: its first declared name for one, its id in words for more."""
+    names = step.items.get(item) or []
+    return names[0] if abs(count) == 1 and names else item.replace("_", " ")
+
+
+def question_of(step: Step) -> str:
+    first = next(iter(step.items), "items")
+    return step.question or (
+        f"What should I change? For example 'add 2 {first.replace('_', ' ')}', or say 'done'."
+    )
+
+
+class Repeat:
+    def __init__(self, t: RepeatTurn) -> None:
+        self.t, self.step = t, t.step
+
+    @property
+    def w(self) -> dict[str, Any]:
+        waiting: dict[str, Any] = self.t.progress["waiting"]
+        return waiting
+
+    async def run(self, text: str) -> StepResult:
+        waiting = self.t.progress.get("waiting")
+        if not waiting or waiting.get("step") != self.step.id:
+            # The message that reached this step answered the step before: ask, read nothing.
+            self.t.progress["waiting"] = {
+                "step": self.step.id,
+                "changes": [],
+                "records": self._start_records(),
+                "last": None,
+                "checking": None,
+                "rounds": 0,
+            }
+            return self._ask(question_of(self.step))
+        if self.w.get("checking"):
+            return await self._answer_check(text)
+        return await self._message(text)
+
+    # -- reading a message ---------------------------------------------------------------------
+
+    def _referent(self) -> tuple[str, str]:
+        """The record a message without a name refers to: the last one changed, else the first
+        item the step's question names, else the first item declared."""
+        if self.w.get("last"):
+            return self.w["last"], "conversation"
+        norm = normalise(question_of(self.step))
+        named = [
+            (norm.find(normalise(n)), item)
+            for item, names in self.step.items.items()
+            for n in (item.replace("_", " "), *names)
+            if has_phrase(norm, normalise(n))
+        ]
+        if named:
+            return min(named)[1], "question"
+        return next(iter(self.step.items)), "default"
+
+    def _read(self, text: str, removed: frozenset[str] = frozenset()) -> list[Reading]:
+        readings = read_message(text, self.step.items, self._referent(), removed)
+        gate = self.t.gates["repeat"]
+        for r in readings:
+            self.t.reads.append(
+                gating.read(f"repeat:{self.step.id}", VERSION, r.pick, r.confidence, "repeat", gate)
+            )
+        return readings
+
+    def _confident(self, readings: list[Reading], *picks: str) -> list[Reading]:
+        gate = self.t.gates["repeat"]
+        return [r for r in readings if r.pick in picks and r.confidence >= gate]
+
+    async def _message(
+        self, text: str, removed: frozenset[str] = frozenset(), said: list[str] | None = None
+    ) -> StepResult:
+        """A message of changes. ``removed`` and ``said``: what a correction took back first."""
+        readings = self._read(text, removed)
+        acts = self._confident(readings, *_ACTS)
+        note: dict[str, Any] = {"repeat": {"phrases": [r.describe() for r in readings]}}
+        if not acts and self._confident(readings, "undo"):
+            return await self._undo(note)
+        if not acts and self._confident(readings, "done"):
+            return self._finish(note)
+        if acts and self._confident(readings, "undo"):  # "undo that, add 2 seats instead"
+            undone, _ = await self._revert()
+            said = [*(said or []), *undone]
+        torn, self.w["torn"] = self.w.get("torn"), None
+        if not acts and torn is not None:
+            acts = self._settle(torn, text)
+            readings = acts or readings  # the message was the answer, not phrases of its own
+        if not acts:
+            return self._ask(self._clarify(readings), note)
+        return await self._make(acts, readings, note, said or [])
+
+    def _finish(self, note: dict[str, Any]) -> StepResult:
+        """The customer is done: the step completes with every change and the records."""
+        w, self.t.progress["waiting"] = self.w, None
+        output = {"status": "ok", "changes": w["changes"], "records": w["records"]}
+        return StepResult(output=output, note=note)
+
+    def _settle(self, torn: dict[str, Any], text: str) -> list[Reading]:
+        """The answer to "replace them, or add?": a reading of the phrase asked about."""
+        norm = normalise(text)
+        replace = any(has_phrase(norm, w) for w in ("replace", "swap", "instead", "switch"))
+        add = any(has_phrase(norm, w) for w in ("add", "both", "as well", "too", "keep"))
+        if replace == add:
+            return []
+        r = Reading(torn["phrase"], {a: 0.0 for a in ACTIONS}, torn["item"], "phrase")
+        r.quantity, r.target = torn["quantity"], torn["target"]
+        r.pick = "change" if replace else "add"
+        r.scores[r.pick] = r.confidence = 0.9
+        self.t.reads.append(
+            gating.read(
+                f"repeat:{self.step.id}",
+                VERSION,
+                r.pick,
+                r.confidence,
+                "repeat",
+                self.t.gates["repeat"],
+            )
+        )
+        return [r]
+
+    def _clarify(self, readings: list[Reading]) -> str:
+        """What to ask when no phrase passed the gate: the choice it was torn between, if any."""
+        torn = next(
+            (r for r in readings if r.scores["change"] and r.scores["add"] and r.target), None
+        )
+        if torn is not None and torn.item and torn.quantity is not None:
+            self.w["torn"] = {
+                "phrase": torn.phrase,
+                "item": torn.item,
+                "quantity": torn.quantity,
+                "target": torn.target,
+            }
+            what = f"{torn.quantity} {name_of(self.step, torn.item, torn.quantity)}"
+            target = name_of(self.step, torn.target or "", 2)
+            return f"Should I replace the {target} with {what}, or add {what}?"
+        return "Sorry, I didn't catch a change there. " + question_of(self.step)
+
+    # -- making changes ------------------------------------------------------------------------
+
+    def _start_records(self) -> dict[str, int]:
+        records = {item: 0 for item in self.step.items}
+        path = self.step.records.get("start")
+        found = lookup(path, self.t.context) if path else None
+        if isinstance(found, dict):
+            records.update({k: v for k, v in found.items() if k in records and _is_int(v)})
+        return records
+
+    def _plan(self, r: Reading) -> list[tuple[str, int, int]]:
+        """The calls a pick comes to: (item, delta, the count expected after)."""
+        have = self.w["records"]
+        item, q = r.item or "", r.quantity
+        now = int(have.get(item, 0))
+        if r.pick == "add" and q:
+            return [(item, q, now + q)]
+        if r.pick == "remove":
+            gone = now if q is None else min(q, now)
+            return [(item, -gone, now - gone)] if gone else []
+        if r.pick == "change" and q is not None:
+            if r.target and r.target != item:
+                was = int(have.get(r.target, 0))
+                return [(r.target, -was, 0), (item, q, now + q)] if was else [(item, q, now + q)]
+            return [(item, q - now, q)] if q != now else []
+        return []
+
+    async def _call(self, item: str, delta: int) -> tuple[ToolOutcome, int | None]:
+        outcome = await self.t.call({"item": item, "quantity": delta})
+        if outcome.status not in ("ok", "dry_run"):
+            return outcome, None
+        records = self.w["records"]
+        path = self.step.records.get("result")
+        fresh = lookup(path, outcome.result) if path and isinstance(outcome.result, dict) else None
+        if isinstance(fresh, dict) and outcome.status == "ok":
+            records.update({k: int(v) for k, v in fresh.items() if k in records and _is_int(v)})
+        else:
+            records[item] = int(records.get(item, 0)) + delta
+        return outcome, int(records.get(item, 0))
+
+    async def _make(
+        self, acts: list[Reading], readings: list[Reading], note: dict[str, Any], said: list[str]
+    ) -> StepResult:
+        made: list[Made] = []
+        lines: list[str] = list(said)
+        for r in acts:
+            for item, delta, expected in self._plan(r):
+                outcome, after = await self._call(item, delta)
+                if outcome.status == "failed":
+                    lines.append(self._failed(item, delta, outcome.reason or "it failed"))
+                    continue
+                if after is None:  # refused: a check outside the model's control said no
+                    return StepResult(
+                        decision=handoff(
+                            f"flow {self.t.flow} step {self.step.id}: {outcome.status}: "
+                            f"{outcome.reason}"
+                        ),
+                        note=note,
+                    )
+                self.w["changes"].append({"seq": self.t.seq, "item": item, "delta": delta})
+                self.w["last"] = item
+                made.append(Made(r, item, expected, after))
+                lines.append(self._line(item, delta, after))
+        result = check(made, readings)
+        threshold = self.t.gates.get("readBackAt", DEFAULT_READ_BACK_AT)
+        self.t.reads.extend(result.reads(self.step.id, threshold))
+        note["repeat"]["selfcheck"] = {
+            "wrong": result.wrong,
+            "missing": result.missing,
+            "why": {k: v for k, v in result.why.items() if v},
+            "unread": result.unread,
+        }
+        if not made and not lines:
+            return self._ask(self._clarify(readings), note)
+        summary = " ".join(lines)
+        if made and result.worst() >= threshold:
+            self.w["checking"] = {"seq": self.t.seq, "asks": 0, "text": summary}
+            return self._check_back(summary, result.unread, note)
+        self.w["rounds"] = 0
+        if self._confident(readings, "done"):  # "add 2 seats and that's all"
+            self.t.say(summary)
+            return self._finish(note)
+        return self._done_message(summary, note)
+
+    def _line(self, item: str, delta: int, after: int) -> str:
+        verb = "Added" if delta > 0 else "Removed"
+        return f"{verb} {abs(delta)} {name_of(self.step, item, delta)} (now {after})."
+
+    def _failed(self, item: str, delta: int, reason: str) -> str:
+        verb = "add" if delta > 0 else "remove"
+        return f"I couldn't {verb} {abs(delta)} {name_of(self.step, item, delta)}: {reason}."
+
+    # -- undo and the self-check's answer --------------------------------------------------------
+
+    async def _revert(
+        self, seq: int | None = None, only: set[str] | None = None
+    ) -> tuple[list[str], set[str]]:
+        """Take back the changes one message made (the last one's when ``seq`` is None), or
+        only those to the records in ``only``."""
+        changes = self.w["changes"]
+        if not changes:
+            return [], set()
+        seq = changes[-1]["seq"] if seq is None else seq
+        batch = [c for c in changes if c["seq"] == seq and (only is None or c["item"] in only)]
+        lines, items = [], set()
+        for c in reversed(batch):
+            outcome, after = await self._call(c["item"], -int(c["delta"]))
+            if after is None:
+                lines.append(self._failed(c["item"], -int(c["delta"]), outcome.reason or "failed"))
+                continue
+            changes.remove(c)
+            items.add(c["item"])
+            lines.append(self._line(c["item"], -int(c["delta"]), after))
+        self.w["last"] = changes[-1]["item"] if changes else None
+        return lines, items
+
+    async def _undo(self, note: dict[str, Any]) -> StepResult:
+        lines, _ = await self._revert()
+        if not lines:
+            return self._ask("There is nothing to undo yet.", note)
+        return self._done_message(" ".join(lines), note)
+
+    async def _answer_check(self, text: str) -> StepResult:
+        checking = self.w["checking"]
+        p = yesno.p_yes(text)
+        outcome, confidence = gating.yes_no_outcome(p, self.t.gates["yesNo"])
+        said = "yes" if p > 0.5 else "no" if p < 0.5 else None
+        self.t.reads.append(
+            gating.read(
+                f"selfcheck:{self.step.id}:answer",
+                yesno.VERSION,
+                said,
+                confidence,
+                "yesNo",
+                self.t.gates["yesNo"],
+            )
+        )
+        readings = read_message(text, self.step.items, self._referent())
+        corrections = self._confident(readings, *_ACTS)
+        if outcome == "act" and said == "yes":
+            self.w["checking"], self.w["rounds"] = None, 0
+            if corrections:  # "yes, and add a storage pack"
+                return await self._message(text)
+            return self._done_message("Good, that stays as it is.", {})
+        if corrections:
+            # A correction takes back what the message made of the records it names, and only
+            # those ("no, also a storage pack" keeps the seats); what was taken back counts as
+            # taken off, so "no, make it 3 seats" adds 3 rather than setting the total to 3.
+            self.w["checking"] = None
+            self.w["rounds"] = self.w.get("rounds", 0) + 1
+            if self.w["rounds"] > self.step.corrections:
+                return StepResult(
+                    decision=handoff(
+                        f"flow {self.t.flow} step {self.step.id}: still corrected after "
+                        f"{self.step.corrections} read-backs"
+                    )
+                )
+            named = {x for r in corrections for x in (r.item, r.target) if x}
+            lines, items = await self._revert(checking["seq"], named)
+            return await self._message(text, frozenset(items), lines)
+        if (outcome == "act" and said == "no") or self._confident(readings, "undo"):
+            self.w["checking"] = None
+            lines, _ = await self._revert(checking["seq"])
+            return self._ask(
+                "I've taken that back: " + " ".join(lines) + " What should it be instead?",
+                {"repeat": {"taken_back": lines}},
+            )
+        if self._confident(readings, "done"):
+            self.w["checking"] = None
+            return await self._message(text)
+        checking["asks"] += 1
+        if checking["asks"] >= 2:
+            return StepResult(
+                decision=handoff(
+                    f"flow {self.t.flow} step {self.step.id}: the answer to the read-back "
+                    "stayed unclear"
+                )
+            )
+        return self._check_back("Sorry, I need a yes or a correction. " + checking["text"], [], {})
+
+    # -- what the customer is told -------------------------------------------------------------
+
+    def _ask(self, text: str, note: dict[str, Any] | None = None) -> StepResult:
+        self.t.say(text)
+        return StepResult(decision=answer(self.t.flow, self.step.id, "repeat"), note=note or {})
+
+    def _check_back(self, summary: str, unread: list[str], note: dict[str, Any]) -> StepResult:
+        text = "Here is what I made of that: " + summary
+        if unread:
+            text += " I did not act on: " + "; ".join(f'"{p}"' for p in unread) + "."
+        self.t.say(text + " Is that right?")
+        decision = Decision(
+            ["confirm", "handoff"],
+            f"flow {self.t.flow}: the self-check after step {self.step.id}'s calls",
+            move="confirm",
+            why=f"flow {self.t.flow} step {self.step.id}: a record may be wrong or missing",
+        )
+        return StepResult(decision=decision, note=note)
+
+    def _done_message(self, summary: str, note: dict[str, Any]) -> StepResult:
+        ctx = {**self.t.context, "repeat": {"summary": summary}}
+        self.t.say(render(self.step.template or "{repeat.summary}", ctx))
+        return StepResult(decision=answer(self.t.flow, self.step.id, "repeat"), note=note)
+
+
+def arguments_for(step: Step, context: dict[str, Any], item: str, quantity: int) -> Any:
+    """The step's declared arguments with ``{repeat.item}`` and ``{repeat.quantity}`` filled."""
+    return render_arguments(
+        step.arguments, {**context, "repeat": {"item": item, "quantity": quantity}}
+    )
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
