@@ -3,9 +3,11 @@
 A run's progress lives in the conversation's state (``state["flow"]``) and, after every step, in an
 append-only checkpoint. One turn walks the recorded schedule from where the run stands, running
 steps until one needs the customer (a question, a read-back) or the flow ends. Everything that
-keeps a tool safe stays here and in :class:`bot.tools.ToolRunner`, never in a model's hands: a
-``changes`` tool runs only after a confident yes to its read-back, a ``dry-run`` step cannot reach
-one at all, and a fork runs changes dry unless an operator allowed side effects.
+keeps a tool safe stays in the executor (here, :mod:`bot.flows.change` and :mod:`bot.flows.repeat`)
+and in :class:`bot.tools.ToolRunner`, never in a model's hands: a ``changes`` tool runs only after
+a confident yes to its read-back, a repeat step's changes are checked and read back after, a
+``dry-run`` step cannot reach a changes tool at all, and a fork runs changes dry unless an operator
+allowed side effects.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import gates, yesno
+from bot import gates
 from bot.acting import Acted, text_reply
 from bot.errors import GatebotError, ProviderError
 from bot.flows import contracts
+from bot.flows.change import ChangeTurn, ReadBack
 from bot.flows.model import BUILTIN_MODS, EXIT_LOOP, Flow, Step
 from bot.flows.outcome import StepResult as _Result
 from bot.flows.outcome import answer
@@ -29,7 +32,7 @@ from bot.packs import Pack
 from bot.playbook import Decision
 from bot.providers import ModelProvider, Prompt, call
 from bot.store import Store
-from bot.text import has_phrase, matching, normalise
+from bot.text import matching, normalise
 from bot.tools import ToolOutcome, ToolRegistry, ToolRunner
 
 #: A bound on steps in one turn, so no declaration can spin a turn forever.
@@ -612,123 +615,43 @@ class FlowEngine:
         return _Result(output=output, note=note)
 
     async def _change(self, t: _Turn, step: Step, name: str, ctx: dict[str, Any]) -> _Result:
-        """A ``changes`` tool: read back, then call only on a confident yes; a no leaves it
-        unmade; a correction re-reads the values and reads back again, up to a bound."""
-        waiting = t.progress.get("waiting")
-        if not waiting or waiting.get("step") != step.id:
-            t.progress["waiting"] = {"step": step.id, "corrections": 0, "asks": 0}
-            return self._read_back(t, step, ctx, "")
-        gate = self.pack.gates["confirm"]
-        corrected = self._correction(t, step)
-        if corrected:
-            waiting["corrections"] += 1
-            t.record["values"].extend(corrected)
-            if waiting["corrections"] > step.corrections:
-                t.progress["waiting"] = None
+        """A ``changes`` tool (bot.flows.change): read back, then made only on a confident yes."""
+
+        async def make(args: dict[str, Any]) -> _Result:
+            dry = not t.progress.get("allow_side_effects", True)
+            outcome = await self._runner(t).call(
+                name,
+                args,
+                self._tool_context(t),
+                confirmed=True,
+                dry_run=dry,
+                events=t.record["tools"],
+            )
+            if outcome.status not in ("ok", "dry_run"):
                 return _Result(
                     decision=_handoff(
-                        f"flow {t.flow.name} step {step.id}: still corrected after "
-                        f"{step.corrections} read-backs"
+                        f"flow {t.flow.name} step {step.id}: {name} {outcome.status}: "
+                        f"{outcome.reason}; nothing was confirmed to the customer"
                     )
                 )
-            ctx = context_for(t.progress, t.state["values"], t.text)
-            return self._read_back(t, step, ctx, "")
-        p = yesno.p_yes(t.text)
-        outcome, confidence = gates.yes_no_outcome(p, gate)
-        answer = "yes" if p > 0.5 else "no" if p < 0.5 else None
-        if answer is None:
-            outcome = "unsure"
-        t.record["reads"].append(
-            {
-                "head": "yesno",
-                "version": yesno.VERSION,
-                "answer": answer,
-                "confidence": round(confidence, 4),
-                "gate": "confirm",
-                "threshold": gate,
-                "outcome": outcome,
-            }
-        )
-        if outcome != "act":
-            waiting["asks"] += 1
-            if waiting["asks"] >= 2:
-                t.progress["waiting"] = None
-                return _Result(
-                    decision=_handoff(
-                        f"flow {t.flow.name} step {step.id}: the read-back answer stayed unclear"
-                    )
-                )
-            return self._read_back(t, step, ctx, "Sorry, I need a clear yes or no. ")
-        t.progress["waiting"] = None
-        if answer == "no":
-            t.record["tools"].append(
-                {
-                    "tool": name,
-                    "event": "declined",
-                    "detail": {
-                        "reason": "the customer said no to the read-back; nothing was changed"
-                    },
-                }
+            self._fill(t, step, outcome.result)
+            return self._contracted(
+                t, step, {"status": outcome.status, "result": outcome.result, "arguments": args}
             )
-            return _Result(
-                output={"status": "declined", "arguments": render_arguments(step.arguments, ctx)}
-            )
-        args = render_arguments(step.arguments, ctx)
-        dry = not t.progress.get("allow_side_effects", True)
-        outcome_ = await self._runner(t).call(
-            name, args, self._tool_context(t), confirmed=True, dry_run=dry, events=t.record["tools"]
-        )
-        if outcome_.status not in ("ok", "dry_run"):
-            return _Result(
-                decision=_handoff(
-                    f"flow {t.flow.name} step {step.id}: {name} {outcome_.status}: "
-                    f"{outcome_.reason}; nothing was confirmed to the customer"
-                )
-            )
-        self._fill(t, step, outcome_.result)
-        return self._contracted(
-            t, step, {"status": outcome_.status, "result": outcome_.result, "arguments": args}
-        )
 
-    def _read_back(self, t: _Turn, step: Step, ctx: dict[str, Any], prefix: str) -> _Result:
-        text = prefix + render(
-            step.template or _DEFAULT_READ_BACK,
-            {**ctx, "arguments": render_arguments(step.arguments, ctx), "tool": step.tools[0]},
+        turn = ChangeTurn(
+            t.flow.name,
+            step,
+            self.pack,
+            t.progress,
+            t.state["values"],
+            t.text,
+            t.seq,
+            t.record,
+            lambda text: t.replies.append(text_reply(text)),
+            make,
         )
-        t.replies.append(text_reply(text))
-        decision = Decision(
-            ["confirm", "handoff"],
-            f"flow {t.flow.name}: step {step.id} changes something, so it is read back first",
-            move="confirm",
-            why=f"flow {t.flow.name} step {step.id}: read-back before {step.tools[0]}",
-        )
-        return _Result(decision=decision, note={"read_back": text})
-
-    def _correction(self, t: _Turn, step: Step) -> list[dict[str, Any]]:
-        """Values the reply corrects, read with the correction in view: a declared choice, or a
-        typed value, found word for word in the customer's message."""
-        from bot.values import propose
-
-        norm = normalise(t.text)
-        entries: list[dict[str, Any]] = []
-        proposals = {p.slot: p.value for p in propose(self.pack, t.text, None)}
-        for slot in step.correct:
-            current = t.state["values"].get(slot, {}).get("value")
-            found = next(
-                (c for c in step.choices.get(slot, []) if has_phrase(norm, normalise(c))), None
-            ) or proposals.get(slot)
-            if found is not None and str(found) != str(current):
-                t.state["values"][slot] = {"value": found, "source": "customer", "seq": t.seq}
-                entries.append(
-                    {
-                        "slot": slot,
-                        "value": found,
-                        "source": "customer",
-                        "outcome": "act",
-                        "rejected": [{"value": current, "reason": "corrected by the customer"}],
-                    }
-                )
-        return entries
+        return await ReadBack(turn).run(ctx)
 
     async def _repeat(self, t: _Turn, step: Step) -> _Result:
         """A customer building something up (bot.flows.repeat): each change made at once, read
@@ -754,9 +677,6 @@ class FlowEngine:
             t.seq,
         )
         return await Repeat(turn).run(t.text)
-
-
-_DEFAULT_READ_BACK = "Just to confirm, I'll run {tool} ({arguments}). Shall I go ahead?"
 
 
 def _parse_output(text: str, key: str) -> dict[str, Any]:
