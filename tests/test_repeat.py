@@ -219,6 +219,8 @@ async def test_a_correction_takes_back_only_what_it_names_and_reads_again(
 ) -> None:
     client, _ = flow_client
     chat = await ready(client)
+    # An earlier change to another record must not become what "make it" refers to.
+    await chat.say("add 1 priority support")
     await chat.say("add 5 seats and the gold plan")
     assert (await items(client))["seats"] == 10
     corrected = await chat.say("no, make it 3 seats")
@@ -231,7 +233,7 @@ async def test_a_correction_takes_back_only_what_it_names_and_reads_again(
     assert (await items(client))["seats"] == 10
     more = await chat.say("no, also add 1 storage pack")
     assert text_of(more).startswith("Added 1 storage pack (now 2).")
-    assert await items(client) == {"seats": 10, "storage_packs": 2, "priority_support": 0}
+    assert await items(client) == {"seats": 10, "storage_packs": 2, "priority_support": 1}
 
 
 async def test_read_back_at_is_the_packs_to_set(flow_client: tuple[TestClient, App]) -> None:

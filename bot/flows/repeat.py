@@ -106,8 +106,13 @@ class Repeat:
             return min(named)[1], "question"
         return next(iter(self.step.items)), "default"
 
-    def _read(self, text: str, removed: frozenset[str] = frozenset()) -> list[Reading]:
-        readings = read_message(text, self.step.items, self._referent(), removed)
+    def _read(
+        self,
+        text: str,
+        removed: frozenset[str] = frozenset(),
+        referent: tuple[str, str] | None = None,
+    ) -> list[Reading]:
+        readings = read_message(text, self.step.items, referent or self._referent(), removed)
         gate = self.t.gates["repeat"]
         for r in readings:
             self.t.reads.append(
@@ -120,10 +125,15 @@ class Repeat:
         return [r for r in readings if r.pick in picks and r.confidence >= gate]
 
     async def _message(
-        self, text: str, removed: frozenset[str] = frozenset(), said: list[str] | None = None
+        self,
+        text: str,
+        removed: frozenset[str] = frozenset(),
+        said: list[str] | None = None,
+        referent: tuple[str, str] | None = None,
     ) -> StepResult:
-        """A message of changes. ``removed`` and ``said``: what a correction took back first."""
-        readings = self._read(text, removed)
+        """A message of changes. ``removed``, ``said`` and ``referent``: what a correction took
+        back first, and the record it was about."""
+        readings = self._read(text, removed, referent)
         acts = self._confident(readings, *_ACTS)
         note: dict[str, Any] = {"repeat": {"phrases": [r.describe() for r in readings]}}
         if not acts and self._confident(readings, "undo"):
@@ -324,7 +334,8 @@ class Repeat:
                 self.t.gates["yesNo"],
             )
         )
-        readings = read_message(text, self.step.items, self._referent())
+        referent = self._referent()  # read before a take-back moves it
+        readings = read_message(text, self.step.items, referent)
         corrections = self._confident(readings, *_ACTS)
         if outcome == "act" and said == "yes":
             self.w["checking"], self.w["rounds"] = None, 0
@@ -346,7 +357,7 @@ class Repeat:
                 )
             named = {x for r in corrections for x in (r.item, r.target) if x}
             lines, items = await self._revert(checking["seq"], named)
-            return await self._message(text, frozenset(items), lines)
+            return await self._message(text, frozenset(items), lines, referent)
         if (outcome == "act" and said == "no") or self._confident(readings, "undo"):
             self.w["checking"] = None
             lines, _ = await self._revert(checking["seq"])
