@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/turns.py
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/preflight.py
+	$(BIN)/python bench/repeat.py
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache
