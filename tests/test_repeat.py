@@ -171,6 +171,11 @@ async def test_a_torn_phrase_is_asked_about_and_nothing_changes_until_it_is_sett
     client, _ = flow_client
     chat = await ready(client)
     await chat.say("add 2 seats")
+    same = await chat.say("make it 7 seats")
+    assert text_of(same).startswith("Seats: 7 already.") and same["turn"]["tools"] == []
+    too_many = await chat.say("remove 9 seats")
+    assert text_of(too_many).startswith("I couldn't remove 9 seats:")
+    assert (await items(client))["seats"] == 7
     torn = await chat.say("make it 1 priority support")
     assert text_of(torn) == (
         "Should I replace the seats with 1 priority support, or add 1 priority support?"

@@ -215,7 +215,7 @@ class Repeat:
         if r.pick == "add" and q:
             return [(item, q, now + q)]
         if r.pick == "remove":
-            gone = now if q is None else min(q, now)
+            gone = now if q is None else q  # more than there is: the tool says no, honestly
             return [(item, -gone, now - gone)] if gone else []
         if r.pick == "change" and q is not None:
             if r.target and r.target != item:
@@ -243,7 +243,11 @@ class Repeat:
         made: list[Made] = []
         lines: list[str] = list(said)
         for r in acts:
-            for item, delta, expected in self._plan(r):
+            plan = self._plan(r)
+            if not plan and r.item:  # "make it 5 seats" with 5 already; nothing left to remove
+                now = int(self.w["records"].get(r.item, 0))
+                lines.append(f"{name_of(self.step, r.item, now).capitalize()}: {now} already.")
+            for item, delta, expected in plan:
                 outcome, after = await self._call(item, delta)
                 if outcome.status == "failed":
                     lines.append(self._failed(item, delta, outcome.reason or "it failed"))
