@@ -159,6 +159,9 @@ async def test_undo_and_done_join_changes_in_the_same_message(
     await chat.say("add 4 seats")
     redo = await chat.say("undo that, add 2 seats")
     assert text_of(redo).startswith("Removed 4 seats (now 5). Added 2 seats (now 7).")
+    flood = await chat.say(", ".join(["add 1 seat"] * 9))
+    assert "I make at most 8 at a time, so I haven't made any" in text_of(flood)
+    assert flood["turn"]["tools"] == [] and (await items(client))["seats"] == 7
     last = await chat.say("add 1 storage pack and that's all")
     assert text_of(last).startswith("Added 1 storage pack (now 2).")
     assert "All set" in text_of(last) and last["turn"]["flow"]["status"] == "done"

@@ -31,6 +31,8 @@ from bot.text import has_phrase, normalise
 from bot.tools import ToolOutcome
 
 DEFAULT_READ_BACK_AT = 0.3
+#: At most this many changes from one message: a pasted list cannot fan out into a flood of calls.
+MAX_CHANGES_PER_MESSAGE = 8
 _ACTS = ("add", "remove", "change")
 
 
@@ -149,6 +151,14 @@ class Repeat:
             readings = acts or readings  # the message was the answer, not phrases of its own
         if not acts:
             return self._ask(self._clarify(readings), note)
+        if len(acts) > MAX_CHANGES_PER_MESSAGE:
+            note["repeat"]["refused"] = f"{len(acts)} changes in one message"
+            return self._ask(
+                f"That is {len(acts)} changes in one message; I make at most "
+                f"{MAX_CHANGES_PER_MESSAGE} at a time, so I haven't made any. Could you send them "
+                "in smaller groups?",
+                note,
+            )
         return await self._make(acts, readings, note, said or [])
 
     def _finish(self, note: dict[str, Any]) -> StepResult:
