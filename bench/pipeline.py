@@ -68,6 +68,8 @@ async def pipeline(turns: int) -> dict[str, Any]:
             for n in range(turns + len(MESSAGES)):
                 if n % len(MESSAGES) == 0:
                     conv = app.store.create_conversation("web")[0]
+                if app.agent.readers._batcher is not None:  # each repeat timed as a new message
+                    app.agent.readers._batcher.forget()
                 result = await app.agent.handle(conv, MESSAGES[n % len(MESSAGES)], f"m{n}")
                 if n < len(MESSAGES):
                     continue  # warm-up: first loads and first queries

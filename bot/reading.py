@@ -83,9 +83,9 @@ class Readers:
         self.intent_head = _load(pack, "intent") if use else None
         self.sentiment_head = _default_sentiment() if use else None
         self.move_head = _load(pack, "move") if use else None
+        # One batcher for every head on the shipped encoder (and pre-flight); it keeps recent
+        # rows, so a message read again (the move head, after values) is not embedded again.
         self._batcher: Any = None
-        # The last message's embedding, so the move head (read after values) reuses it.
-        self._last: tuple[str, Any] | None = None
         if self.intent_head is not None or self.sentiment_head is not None:
             from bot.heads.batching import EmbeddingBatcher
             from bot.heads.encoder import embed, load_encoder
@@ -98,8 +98,6 @@ class Readers:
         """Both readings of one message, from one (batched) embedding of it."""
         shared = [h for h in (self.intent_head, self.sentiment_head) if _on_shipped_encoder(h)]
         vector = await self._batcher.embed(text) if shared and self._batcher else None
-        if vector is not None:
-            self._last = (text, vector)
         return await self.intent(text, options, vector), await self.sentiment(text, vector)
 
     async def move(self, text: str) -> MoveScores | None:
@@ -107,9 +105,7 @@ class Readers:
         preference decides)."""
         if self.move_head is None:
             return None
-        last = self._last
-        vector = last[1] if last is not None and last[0] == text else None
-        predicted = await self._predict(self.move_head, text, vector)
+        predicted = await self._predict(self.move_head, text, None)
         return MoveScores(self.move_head.version, predicted)
 
     async def _predict(self, head: Head, text: str, vector: Any) -> list[tuple[str, float]]:

@@ -36,3 +36,20 @@ async def test_an_encoder_failure_reaches_every_caller_and_the_next_batch_runs()
     results = await asyncio.gather(batcher.embed("a"), batcher.embed("b"), return_exceptions=True)
     assert all(isinstance(r, RuntimeError) for r in results)
     assert (await batcher.embed("c")).shape == (1,)
+
+
+async def test_a_text_asked_for_again_is_served_from_the_recent_rows() -> None:
+    seen: list[list[str]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        seen.append(texts)
+        return np.array([[float(len(t))] for t in texts])
+
+    batcher = EmbeddingBatcher(embed, recent=2)
+    first = await batcher.embed("hello")
+    again = await batcher.embed("hello")  # pre-flight, then the heads: one encoder call
+    assert again is first and batcher.calls == 1 and not first.flags.writeable
+    await batcher.embed("a")
+    await batcher.embed("bb")  # "hello" is now the oldest of three and is let go
+    await batcher.embed("hello")
+    assert batcher.calls == 4 and seen[-1] == ["hello"]
