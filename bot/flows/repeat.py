@@ -115,12 +115,15 @@ class Repeat:
         referent: tuple[str, str] | None = None,
     ) -> list[Reading]:
         readings = read_message(text, self.step.items, referent or self._referent(), removed)
-        gate = self.t.gates["repeat"]
         for r in readings:
-            self.t.reads.append(
-                gating.read(f"repeat:{self.step.id}", VERSION, r.pick, r.confidence, "repeat", gate)
-            )
+            self._record(r)
         return readings
+
+    def _record(self, r: Reading) -> None:
+        gate = self.t.gates["repeat"]
+        self.t.reads.append(
+            gating.read(f"repeat:{self.step.id}", VERSION, r.pick, r.confidence, "repeat", gate)
+        )
 
     def _confident(self, readings: list[Reading], *picks: str) -> list[Reading]:
         gate = self.t.gates["repeat"]
@@ -178,16 +181,7 @@ class Repeat:
         r.quantity, r.target = torn["quantity"], torn["target"]
         r.pick = "change" if replace else "add"
         r.scores[r.pick] = r.confidence = 0.9
-        self.t.reads.append(
-            gating.read(
-                f"repeat:{self.step.id}",
-                VERSION,
-                r.pick,
-                r.confidence,
-                "repeat",
-                self.t.gates["repeat"],
-            )
-        )
+        self._record(r)
         return [r]
 
     def _clarify(self, readings: list[Reading]) -> str:
