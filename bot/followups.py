@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import gates, yesno
+from bot import yesno
 from bot.playbook import Decision
 
 
@@ -21,20 +21,8 @@ def resolve_check(
     check = state.get("check")
     if not check or not check.get("asked"):
         return None, None
-    p = yesno.p_yes(text)
-    outcome, confidence = gates.yes_no_outcome(p, gate)
-    answer = "yes" if p > 0.5 else "no" if p < 0.5 else None
-    if answer is None:
-        outcome = "unsure"
-    read = {
-        "head": "yesno",
-        "version": yesno.VERSION,
-        "answer": answer,
-        "confidence": round(confidence, 4),
-        "gate": "yesNo",
-        "threshold": gate,
-        "outcome": outcome,
-    }
+    read = yesno.read(text, "yesNo", gate)
+    outcome, answer = read["outcome"], read["answer"]
     slot, value = check["slot"], check["value"]
     entry: dict[str, Any] = {
         "slot": slot,

@@ -6,6 +6,9 @@ Used for "Just to check, is X right?" and read-backs. Its output passes the yesN
 
 from __future__ import annotations
 
+from typing import Any
+
+from bot.gates import yes_no_outcome
 from bot.text import has_phrase, normalise
 
 VERSION = "yesno-lexicon@1"
@@ -57,3 +60,20 @@ def p_yes(text: str) -> float:
     if hedged:
         p = 0.7 if yes else 0.3
     return p
+
+
+def read(text: str, gate: str, threshold: float, head: str = "yesno") -> dict[str, Any]:
+    """A reply read as yes or no, as the turn record keeps it: ``answer`` is yes, no or None (an
+    even reading), ``outcome`` act only when the gate ``gate`` at ``threshold`` is passed."""
+    p = p_yes(text)
+    outcome, confidence = yes_no_outcome(p, threshold)
+    answer = "yes" if p > 0.5 else "no" if p < 0.5 else None
+    return {
+        "head": head,
+        "version": VERSION,
+        "answer": answer,
+        "confidence": round(confidence, 4),
+        "gate": gate,
+        "threshold": threshold,
+        "outcome": outcome if answer is not None else "unsure",
+    }

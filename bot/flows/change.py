@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import gates, yesno
+from bot import yesno
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.state import context_for, render, render_arguments
@@ -67,22 +67,9 @@ class ReadBack:
                 )
             ctx = context_for(c.progress, c.values, c.text)
             return self._read_back(ctx, "")
-        p = yesno.p_yes(c.text)
-        outcome, confidence = gates.yes_no_outcome(p, gate)
-        answer = "yes" if p > 0.5 else "no" if p < 0.5 else None
-        if answer is None:
-            outcome = "unsure"
-        c.record["reads"].append(
-            {
-                "head": "yesno",
-                "version": yesno.VERSION,
-                "answer": answer,
-                "confidence": round(confidence, 4),
-                "gate": "confirm",
-                "threshold": gate,
-                "outcome": outcome,
-            }
-        )
+        read = yesno.read(c.text, "confirm", gate)
+        c.record["reads"].append(read)
+        outcome, answer = read["outcome"], read["answer"]
         if outcome != "act":
             waiting["asks"] += 1
             if waiting["asks"] >= 2:

@@ -329,19 +329,11 @@ class Repeat:
 
     async def _answer_check(self, text: str) -> StepResult:
         checking = self.w["checking"]
-        p = yesno.p_yes(text)
-        outcome, confidence = gating.yes_no_outcome(p, self.t.gates["yesNo"])
-        said = "yes" if p > 0.5 else "no" if p < 0.5 else None
-        self.t.reads.append(
-            gating.read(
-                f"selfcheck:{self.step.id}:answer",
-                yesno.VERSION,
-                said,
-                confidence,
-                "yesNo",
-                self.t.gates["yesNo"],
-            )
+        read = yesno.read(
+            text, "yesNo", self.t.gates["yesNo"], head=f"selfcheck:{self.step.id}:answer"
         )
+        self.t.reads.append(read)
+        outcome, said = read["outcome"], read["answer"]
         referent = self._referent()  # read before a take-back moves it
         readings = read_message(text, self.step.items, referent)
         corrections = self._confident(readings, *_ACTS)
