@@ -8,21 +8,21 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from bot.agent import Agent
-from bot.channels import ChannelAdapter
 from bot.config import Settings
-from bot.email import EmailTransport, NoEmail
 from bot.errors import ConfigError, GatebotError
 from bot.events import EventBus
+from bot.extend.channel import ChannelAdapter
+from bot.extend.email import EmailTransport, NoEmail
+from bot.extend.provider import ModelProvider
+from bot.extend.recorder import ConsoleRecorder, JsonlRecorder, MemoryRecorder, Recorder
+from bot.extend.retriever import LexicalRetriever, Retriever
+from bot.extend.tool import Tool, ToolRegistry, ToolRunner
 from bot.helpdesk import HelpDesks
-from bot.knowledge import LexicalRetriever, Retriever
 from bot.metrics import Metrics
 from bot.packs import load_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
-from bot.providers import ModelProvider
-from bot.recorders import ConsoleRecorder, JsonlRecorder, MemoryRecorder, Recorder
 from bot.store import Store
-from bot.tools import Tool, ToolRegistry, ToolRunner
+from bot.turn.agent import Agent
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ def register_channels(register: Callable[[Any], None]) -> None:
     """Give channel adapters (web widget, Slack, Discord).
 
     Fires once when the app is built. Call ``register(factory)`` for each adapter, where
-    ``factory(app)`` returns a :class:`bot.channels.ChannelAdapter`. The adapter receives
+    ``factory(app)`` returns a :class:`bot.extend.channel.ChannelAdapter`. The adapter receives
     customer messages, hands them to the agent and renders replies and cards in its platform's
     idiom. Returns nothing.
     """
@@ -36,7 +36,7 @@ def register_model_providers(register: Callable[[str, Any], None]) -> None:
     """Give model providers.
 
     Fires once when the app is built. Call ``register(name, factory)`` where ``factory(model)``
-    returns a :class:`bot.providers.ModelProvider`; ``GATEBOT_MODEL=name:model`` selects it
+    returns a :class:`bot.extend.provider.ModelProvider`; ``GATEBOT_MODEL=name:model`` selects it
     (``offline`` needs no model part). Returns nothing.
     """
 
@@ -45,12 +45,12 @@ def register_model_providers(register: Callable[[str, Any], None]) -> None:
 def register_tools(register: Callable[[Any], None]) -> None:
     """Give tools the agent may call.
 
-    Fires once when the app is built. Call ``register(tool)`` with a :class:`bot.tools.Tool`:
+    Fires once when the app is built. Call ``register(tool)`` with a :class:`bot.extend.tool.Tool`:
     a name, a JSON schema for its arguments, a ``changes`` flag (a tool that changes anything is
     read back and runs only on a confident yes) and an ownership rule; or ``register(factory)``
     where ``factory(app)`` returns a list of tools built from ``app.pack`` (the API catalog gives
     one per declared endpoint). A tool without an argument schema is refused at build time. Every
-    call passes :class:`bot.tools.ToolRunner`, never the tool directly. Returns nothing.
+    call passes :class:`bot.extend.tool.ToolRunner`, never the tool directly. Returns nothing.
     """
 
 
@@ -59,7 +59,8 @@ def register_retrievers(register: Callable[[Any], None]) -> None:
     """Give knowledge search backends.
 
     Fires once when the app is built. Call ``register(factory)`` where ``factory(app)`` returns a
-    :class:`bot.knowledge.Retriever` over ``app.pack`` (``app.store`` is there for persistence;
+    :class:`bot.extend.retriever.Retriever` over ``app.pack`` (``app.store`` is there for
+    persistence;
     the schema is migrated before ``startup`` hooks run, so build indexes there, not in the
     factory). The last registered wins over the built-in lexical one. Returns nothing.
     """
@@ -70,7 +71,7 @@ def register_email_transports(register: Callable[[str, Any], None]) -> None:
     """Give email transports.
 
     Fires once when the app is built. Call ``register(name, factory)`` where ``factory(settings)``
-    returns a :class:`bot.email.EmailTransport`; ``GATEBOT_EMAIL=name`` selects it. With none
+    returns a :class:`bot.extend.email.EmailTransport`; ``GATEBOT_EMAIL=name`` selects it. With none
     configured, sending reports an honest failure. Returns nothing.
     """
 
@@ -80,7 +81,7 @@ def register_recorders(register: Callable[[Any], None]) -> None:
     """Give places that turn records go besides the database.
 
     Fires once when the app is built. Call ``register(recorder)`` with a
-    :class:`bot.recorders.Recorder`; it receives every turn record after the turn is stored.
+    :class:`bot.extend.recorder.Recorder`; it receives every turn record after the turn is stored.
     A recorder that raises is logged and never fails the turn. Returns nothing.
     """
 

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.app import App
 from bot.config import Settings
-from bot.recorders import MemoryRecorder
+from bot.extend.recorder import MemoryRecorder
 
 ROOT = Path(__file__).resolve().parent.parent
 ACME = ROOT / "knowledge" / "acme"
@@ -99,7 +99,7 @@ def warm_heads() -> None:
     """Load the sentence encoder once, before any test: the first load takes seconds, which must
     not land inside a test's bounded wait (Slack's three-second acknowledgement, for one)."""
     from bot.packs import load_pack
-    from bot.reading import Readers
+    from bot.turn.reading import Readers
 
     readers = Readers(load_pack(ACME))
     for head in (readers.intent_head, readers.sentiment_head):

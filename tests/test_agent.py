@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from bot.agent import TurnResult
 from bot.app import App
 from bot.config import Settings
 from bot.errors import ProviderError
+from bot.extend.provider import ModelProvider, Prompt, Response
+from bot.extend.recorder import MemoryRecorder
 from bot.hookspecs import hookimpl
-from bot.providers import ModelProvider, Prompt, Response
-from bot.record import RECORD_KEYS
-from bot.recorders import MemoryRecorder
 from bot.store import Conversation
+from bot.turn.agent import TurnResult
+from bot.turn.record import RECORD_KEYS
 
 
 async def say(app: App, conv: Conversation, text: str, n: list[int] = [0]) -> TurnResult:  # noqa: B006

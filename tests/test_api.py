@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from bot.app import App
-from bot.record import RECORD_KEYS
+from bot.turn.record import RECORD_KEYS
 
 
 async def new_conversation(client: TestClient) -> tuple[str, dict[str, str]]:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.channels import ChannelAdapter
 from bot.config import Settings
 from bot.errors import ConfigError
+from bot.extend.channel import ChannelAdapter
 from bot.hookspecs import hookimpl
 
 EVENTS: list[str] = []

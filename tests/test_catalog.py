@@ -22,7 +22,7 @@ from gatebot_catalog.tools import build_tools, grant_ownership, owned_from
 
 from bot.app import App
 from bot.config import Settings
-from bot.tools import ToolRegistry, ToolRunner
+from bot.extend.tool import ToolRegistry, ToolRunner
 
 ACME = Path(__file__).resolve().parent.parent / "knowledge" / "acme"
 

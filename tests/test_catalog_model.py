@@ -15,9 +15,9 @@ from gatebot_anthropic import AnthropicProvider
 from gatebot_catalog.client import CatalogClient
 from gatebot_openai import OpenAIProvider
 
-from bot.providers import ModelProvider, Prompt, wire_name
-from bot.toolloop import run_tool_loop
-from bot.tools import ToolRunner
+from bot.extend.provider import ModelProvider, Prompt, wire_name
+from bot.extend.tool import ToolRunner
+from bot.turn.toolloop import run_tool_loop
 from tests.test_catalog import ATTACKS, Recorder, secret, stand_in, tools  # noqa: F401 (fixtures)
 from tests.test_search_loop import KEY_ENV, KEYS, MODELS, URL_ENV, tool_results
 from tests.wire_servers import Api, WireServer, ok, use

@@ -12,8 +12,8 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from bot.config import Settings
-from bot.email import EmailNotConfigured
 from bot.errors import ConfigError
+from bot.extend.email import EmailNotConfigured
 
 
 class Inbox:

@@ -15,13 +15,13 @@ import yaml
 from bot.app import App
 from bot.config import Settings
 from bot.errors import PackErrors
+from bot.extend.provider import ModelProvider, Prompt, Response
+from bot.extend.recorder import MemoryRecorder
+from bot.extend.tool import Tool
 from bot.flows.load import export_flow, import_flow, parse_flow
 from bot.flows.schedule import schedule
 from bot.hookspecs import hookimpl
-from bot.providers import ModelProvider, Prompt, Response
-from bot.recorders import MemoryRecorder
 from bot.store import Store
-from bot.tools import Tool
 from tests.conftest import ACME
 
 ROLES = {"worker": object()}

@@ -6,7 +6,7 @@ import pytest
 
 from bot.app import App
 from bot.store import Conversation
-from bot.yesno import p_yes
+from bot.turn.yesno import p_yes
 
 
 class Chat:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.channels import ChannelAdapter
 from bot.config import Settings
-from bot.email import EmailTransport
+from bot.extend.channel import ChannelAdapter
+from bot.extend.email import EmailTransport
 from bot.helpdesk import HelpDeskError
 from bot.hookspecs import hookimpl
 from bot.packs.model import HelpDesk

@@ -27,8 +27,8 @@ from gatebot_knowledge.retriever import KnowledgeRetriever, UnknownKeyError
 
 from bot.app import App
 from bot.config import Settings
+from bot.extend.retriever import Fact, LexicalRetriever, Retriever
 from bot.hookspecs import hookimpl
-from bot.knowledge import Fact, LexicalRetriever, Retriever
 from bot.packs import load_pack
 from bot.store import Store
 from bot.store import passages as stored

@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient
 from bot.heads import content_version
 from bot.heads.moves import move_rows
 from bot.packs import load_pack
-from bot.playbook import Decision, MoveScores
+from bot.turn.decide import Decision, MoveScores
 from tests.test_api import new_conversation, say
 from tests.test_cli import run
 

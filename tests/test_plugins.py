@@ -15,13 +15,13 @@ from click.testing import CliRunner
 from bot import hookspecs
 from bot.app import App
 from bot.config import Settings
-from bot.email import EmailTransport
 from bot.errors import ConfigError
+from bot.extend.email import EmailTransport
+from bot.extend.recorder import MemoryRecorder, Recorder
+from bot.extend.retriever import Fact, Retriever
+from bot.extend.tool import Tool
 from bot.hookspecs import hookimpl
-from bot.knowledge import Fact, Retriever
 from bot.plugins import load_plugins
-from bot.recorders import MemoryRecorder, Recorder
-from bot.tools import Tool
 
 HOOKS = [
     name

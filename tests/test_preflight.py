@@ -13,9 +13,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.app import App
 from bot.config import Settings
+from bot.extend.provider import ModelProvider, Prompt, Response
+from bot.extend.recorder import MemoryRecorder
 from bot.hookspecs import hookimpl
-from bot.providers import ModelProvider, Prompt, Response
-from bot.recorders import MemoryRecorder
 from tests.conftest import ACME
 from tests.test_api import new_conversation, say
 

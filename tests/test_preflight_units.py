@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from bot.errors import PackErrors, ProviderError
+from bot.extend.provider import ModelProvider, Prompt, Response
 from bot.packs import Pack, load_pack
 from bot.preflight import Preflight
 from bot.preflight.language import detect
 from bot.preflight.stage import Outcome
-from bot.providers import ModelProvider, Prompt, Response
-from bot.reading import Readers
+from bot.turn.reading import Readers
 from tests.conftest import ACME
 
 

@@ -25,9 +25,9 @@ from gatebot_providers_common import CallPolicy, alternating, policy
 from bot.app import App
 from bot.config import Settings
 from bot.errors import ConfigError, ProviderError
+from bot.extend.provider import Prompt, ToolCall, assistant_turn, tool_result
+from bot.extend.recorder import MemoryRecorder
 from bot.plugins import load_plugins
-from bot.providers import Prompt, ToolCall, assistant_turn, tool_result
-from bot.recorders import MemoryRecorder
 from tests.wire_servers import Api, Seen, WireServer, fail, ok, slow, use
 
 APIS: list[Api] = ["anthropic", "openai"]

@@ -11,7 +11,7 @@ from bot.app import App
 from bot.config import Settings
 from bot.errors import PackErrors
 from bot.packs import load_pack
-from bot.reading import Readers
+from bot.turn.reading import Readers
 from tests.conftest import ACME
 
 

@@ -19,12 +19,12 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.app import App
 from bot.config import Settings
-from bot.knowledge import Fact, Retriever
-from bot.knowledge_tools import READ, SEARCH, knowledge_tools, read_window
-from bot.providers import ModelProvider, Prompt, Response, ToolCall
-from bot.recorders import MemoryRecorder
-from bot.toolloop import DEFAULT_MAX_STEPS, run_tool_loop
-from bot.tools import ToolRunner
+from bot.extend.provider import ModelProvider, Prompt, Response, ToolCall
+from bot.extend.recorder import MemoryRecorder
+from bot.extend.retriever import Fact, Retriever
+from bot.extend.tool import ToolRunner
+from bot.turn.knowledge_tools import READ, SEARCH, knowledge_tools, read_window
+from bot.turn.toolloop import DEFAULT_MAX_STEPS, run_tool_loop
 from tests.wire_servers import Api, WireServer, ok, use
 
 MODELS = {"anthropic": "claude-test", "openai": "gpt-test"}
@@ -364,7 +364,7 @@ async def test_the_loop_stops_after_the_default_four_rounds() -> None:
 
 
 async def test_read_over_a_retriever_without_its_own_reader_windows_its_passages() -> None:
-    from bot.tools import ToolError
+    from bot.extend.tool import ToolError
 
     registry, ledger = knowledge_tools(TwoFacts())
     tool = registry.get(READ)

@@ -8,9 +8,9 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import SQLModel
 
-from bot.record import new_record
 from bot.store import Store, normalise_url
 from bot.store.migrations import MIGRATIONS
+from bot.turn.record import new_record
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.errors import GatebotError
-from bot.tools import Tool, ToolError, ToolRegistry, ToolRunner, window
+from bot.extend.tool import Tool, ToolError, ToolRegistry, ToolRunner, window
 
 
 class Refund(Tool):

@@ -10,7 +10,7 @@ import click
 
 from bot.app import App
 from bot.config import Settings
-from bot.recorders import summarise
+from bot.extend.recorder import summarise
 
 
 @click.command("chat")

@@ -106,12 +106,12 @@ async def _replay(
     settings: Any, labels_path: Path, previous_path: Path, alert: bool
 ) -> tuple[dict[str, Any], str | None]:
     from bot.app import Registry
-    from bot.email import NoEmail
+    from bot.extend.email import NoEmail
     from bot.packs import load_pack
     from bot.plugins import load_plugins
     from bot.preflight.replay import build_report, read_labels, render_text, run_cases
     from bot.preflight.stage import Preflight
-    from bot.reading import Readers
+    from bot.turn.reading import Readers
 
     pack = load_pack(settings.pack)
     registry = Registry(load_plugins())

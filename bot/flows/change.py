@@ -12,13 +12,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import yesno
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.state import context_for, render, render_arguments
 from bot.packs import Pack
-from bot.playbook import Decision
 from bot.text import has_phrase, normalise
+from bot.turn import yesno
+from bot.turn.decide import Decision
 
 DEFAULT_READ_BACK = "Just to confirm, I'll run {tool} ({arguments}). Shall I go ahead?"
 
@@ -114,7 +114,7 @@ class ReadBack:
     def _correction(self) -> list[dict[str, Any]]:
         """Values the reply corrects, read with the correction in view: a declared choice, or a
         typed value, found word for word in the customer's message."""
-        from bot.values import propose
+        from bot.turn.values import propose
 
         c, step = self.c, self.c.step
         norm = normalise(c.text)

@@ -11,10 +11,10 @@ from typing import Any
 import yaml
 
 from bot.errors import ConfigError
+from bot.extend.provider import ModelProvider, Prompt, call
 from bot.flows.load import parse_flow, slug
 from bot.flows.model import BUILTIN_MODS, STEP_TYPES, Flow
 from bot.packs import Pack
-from bot.providers import ModelProvider, Prompt, call
 
 SYSTEM = (
     "You draft a procedure as a JSON object for {company}'s assistant: name (snake_case), title, "

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from bot.flows.model import STUB_MARKERS, Contract
-from bot.replygate import CITATION
+from bot.turn.replygate import CITATION
 
 #: What ``test-driven`` attaches when a step declares no contract of its own.
 DEFAULT = Contract(requires=["text"], no_stubs=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.playbook import Decision
+from bot.turn.decide import Decision
 
 
 @dataclass

@@ -19,16 +19,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import gates as gating
-from bot import yesno
+from bot.extend.tool import ToolOutcome
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, answer, handoff
 from bot.flows.phrases import ACTIONS, VERSION, Reading, read_message
 from bot.flows.selfcheck import Made, check
 from bot.flows.state import lookup, render, render_arguments
-from bot.playbook import Decision
 from bot.text import has_phrase, normalise
-from bot.tools import ToolOutcome
+from bot.turn import gates as gating
+from bot.turn import yesno
+from bot.turn.decide import Decision
 
 DEFAULT_READ_BACK_AT = 0.3
 #: At most this many changes from one message: a pasted list cannot fan out into a flood of calls.

@@ -4,7 +4,8 @@ A run's progress lives in the conversation's state (``state["flow"]``) and, afte
 append-only checkpoint. One turn walks the recorded schedule from where the run stands, running
 steps until one needs the customer (a question, a read-back) or the flow ends. Everything that
 keeps a tool safe stays in the executor (here, :mod:`bot.flows.change` and :mod:`bot.flows.repeat`)
-and in :class:`bot.tools.ToolRunner`, never in a model's hands: a ``changes`` tool runs only after
+and in :class:`bot.extend.tool.ToolRunner`, never in a model's hands: a ``changes`` tool runs
+only after
 a confident yes to its read-back, a repeat step's changes are checked and read back after, a
 ``dry-run`` step cannot reach a changes tool at all, and a fork runs changes dry unless an operator
 allowed side effects.
@@ -16,9 +17,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import gates
-from bot.acting import Acted, text_reply
 from bot.errors import GatebotError, ProviderError
+from bot.extend.provider import ModelProvider, Prompt, call
+from bot.extend.tool import ToolOutcome, ToolRegistry, ToolRunner
 from bot.flows import contracts
 from bot.flows.change import ChangeTurn, ReadBack
 from bot.flows.model import BUILTIN_MODS, EXIT_LOOP, Flow, Step
@@ -29,11 +30,11 @@ from bot.flows.repeat import Repeat, RepeatTurn, arguments_for
 from bot.flows.schedule import schedule
 from bot.flows.state import context_for, holds, render, render_arguments
 from bot.packs import Pack
-from bot.playbook import Decision
-from bot.providers import ModelProvider, Prompt, call
 from bot.store import Store
 from bot.text import matching, normalise
-from bot.tools import ToolOutcome, ToolRegistry, ToolRunner
+from bot.turn import gates
+from bot.turn.act import Acted, text_reply
+from bot.turn.decide import Decision
 
 #: A bound on steps in one turn, so no declaration can spin a turn forever.
 MAX_STEPS_PER_TURN = 200
@@ -334,7 +335,7 @@ class FlowEngine:
         check = t.state.get("check")
         rule = f"flow {t.flow.name}: step {step.id} needs {slot}"
         if check:
-            from bot.playbook import _check
+            from bot.turn.decide import _check
 
             return _Result(decision=_check(check).choose(), note={"slot": slot})
         misses = t.state.get("slot_misses", {}).get(slot, 0)
@@ -376,7 +377,7 @@ class FlowEngine:
 
     async def _gated_reply(self, t: _Turn, step: Step, ctx: dict[str, Any]) -> _Result:
         """A model-worded reply: facts retrieved, the reply gate (stricter under cite-only)."""
-        from bot import replygate
+        from bot.turn import replygate
 
         prompt_text = render(step.prompt, ctx)
         facts = await self.retriever.search(prompt_text, k=3) if self.retriever else []

@@ -7,7 +7,7 @@ keywords under ``decline``, and the playbook's own ``move_examples`` for moves n
 (a bare answer to a question under ``ask``, a frustrated line under ``handoff``).
 
 At a turn the head only ever chooses among the moves the playbook made legal (see
-:func:`bot.playbook.Decision.choose`), so it does not need to know every state's move: it must be
+:func:`bot.turn.decide.Decision.choose`), so it does not need to know every state's move: it must be
 confident only where it overrides the playbook's preference.
 """
 

@@ -26,8 +26,8 @@ from bot.packs import Pack
 from bot.preflight import language
 from bot.preflight.answers import Answer
 from bot.preflight.candidates import Candidate, faq_candidates, flow_candidates
-from bot.reading import IntentReading, Readers
 from bot.text import content_tokens, matching, normalise, tokens
+from bot.turn.reading import IntentReading, Readers
 
 VERSION = "preflight-offline@1"
 SIMILAR_AT = 0.7

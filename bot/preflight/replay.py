@@ -22,7 +22,7 @@ from bot.preflight.answers import QUESTIONS
 from bot.preflight.route import choose
 from bot.preflight.stage import Preflight
 from bot.preflight.viamodel import PreflightFailed
-from bot.scope import check_scope
+from bot.turn.scope import check_scope
 
 
 class LabelsError(GatebotError):

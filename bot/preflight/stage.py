@@ -20,16 +20,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.acting import Acted, text_reply
-from bot.knowledge import Fact
+from bot.extend.provider import ModelProvider
+from bot.extend.retriever import Fact
 from bot.packs import Pack
-from bot.playbook import Decision
 from bot.preflight.answers import Answer, by_question, gated, search_steps
 from bot.preflight.offline import OfflinePreflight
 from bot.preflight.route import Route, choose
 from bot.preflight.viamodel import ModelPreflight, PreflightFailed
-from bot.providers import ModelProvider
-from bot.reading import Readers
+from bot.turn.act import Acted, text_reply
+from bot.turn.decide import Decision
+from bot.turn.reading import Readers
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from typing import Any
 import jsonschema
 
 from bot.errors import GatebotError, ProviderError
+from bot.extend.provider import ModelProvider, Prompt, call
 from bot.packs import Pack
 from bot.preflight.answers import DEFAULT_TIMEOUT, LEVELS, QUESTIONS, Answer
 from bot.preflight.candidates import faq_candidates, flow_candidates
-from bot.providers import ModelProvider, Prompt, call
 
 SYSTEM = """You route one customer message for {company}'s assistant before it is answered.
 Answer seven questions about the customer's last message. Reply with one JSON object and nothing

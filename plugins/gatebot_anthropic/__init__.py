@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from gatebot_providers_common import CallPolicy, SdkErrors, alternating, call_with_retries, env
 
 from bot.errors import ConfigError, ProviderError
-from bot.hookspecs import hookimpl
-from bot.providers import (
+from bot.extend.provider import (
     ModelProvider,
     Prompt,
     Response,
@@ -33,6 +32,7 @@ from bot.providers import (
     wire_name,
     wire_names,
 )
+from bot.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

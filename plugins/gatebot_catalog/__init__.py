@@ -3,7 +3,7 @@
 
 ``spec`` reads and checks the file, ``urls`` builds and validates each request before anything
 leaves the process, ``client`` sends it (aiohttp) with the credential read from the environment,
-``tools`` wraps endpoints as :class:`bot.tools.Tool`.
+``tools`` wraps endpoints as :class:`bot.extend.tool.Tool`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 import click
 
 from bot.errors import ConfigError
+from bot.extend.tool import Tool
 from bot.hookspecs import hookimpl
-from bot.tools import Tool
 from gatebot_catalog.cli import command as catalog_command
 from gatebot_catalog.client import CatalogClient
 from gatebot_catalog.spec import load_catalog

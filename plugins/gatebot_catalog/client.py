@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import yarl
 
-from bot.tools import WINDOW_CHARS, ToolError, window
+from bot.extend.tool import WINDOW_CHARS, ToolError, window
 from gatebot_catalog.spec import Api, Endpoint
 from gatebot_catalog.urls import PreparedRequest
 

@@ -1,8 +1,8 @@
 """The catalog's tools: one per declared endpoint, and three a model may use to explore and call.
 
 ``<api>.<endpoint>`` tools carry the endpoint's parameter schema, ``changes``/``repeat`` flags and
-ownership rule, so :class:`bot.tools.ToolRunner` applies every check. ``catalog.call`` only names
-an endpoint tool and the runner calls that tool, so a change still needs the customer's
+ownership rule, so :class:`bot.extend.tool.ToolRunner` applies every check. ``catalog.call``
+only names an endpoint tool and the runner calls that tool, so a change still needs the customer's
 confirmation and the URL check still runs. ``catalog.inspect`` lists what may be called (never a
 credential, never a base URL), ``catalog.read_result`` reads a long answer window by window.
 
@@ -20,8 +20,8 @@ import string
 from collections.abc import Iterable
 from typing import Any
 
-from bot.tools import WINDOW_CHARS, Tool, ToolError, ToolOutcome, window
-from bot.tools import grant_ownership as grant
+from bot.extend.tool import WINDOW_CHARS, Tool, ToolError, ToolOutcome, window
+from bot.extend.tool import grant_ownership as grant
 from gatebot_catalog.client import CatalogClient
 from gatebot_catalog.spec import Api, Catalog, Endpoint
 from gatebot_catalog.urls import Refused, prepare
@@ -46,7 +46,7 @@ def endpoint_schema(endpoint: Endpoint) -> dict[str, Any]:
 
 
 def grant_ownership(context: dict[str, Any], result: dict[str, Any] | ToolOutcome | None) -> None:
-    """:func:`bot.tools.grant_ownership` (the runner already applies it to every successful
+    """:func:`bot.extend.tool.grant_ownership` (the runner already applies it to every successful
     call), also taking a stored :class:`ToolOutcome`."""
     if isinstance(result, ToolOutcome):
         result = result.result if result.ok else None

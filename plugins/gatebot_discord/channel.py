@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.channels import ChannelAdapter
 from bot.errors import ConfigError
+from bot.extend.channel import ChannelAdapter
 from bot.packs.model import HelpDesk
 from bot.store import Escalation
 from gatebot_discord.handlers import Handlers

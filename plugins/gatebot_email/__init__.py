@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from bot.config import Settings
-from bot.email import EmailNotConfigured, EmailTransport
 from bot.errors import ConfigError, GatebotError
+from bot.extend.email import EmailNotConfigured, EmailTransport
 from bot.hookspecs import hookimpl
 
 TIMEOUT = 20.0

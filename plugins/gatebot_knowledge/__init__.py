@@ -6,8 +6,8 @@ What this plugin owns, by module:
   passages with stable keys.
 - ``embedder``: the sentence-transformers model (local only) and the switch that turns it off.
 - ``lexical``, ``index``: BM25 (bm25s) and the hybrid ranking over vectors in memory.
-- ``retriever``: the :class:`bot.knowledge.Retriever` the agent uses; builds the index from the
-  store (``bot.store.passages``), searches, and reads passages in windows.
+- ``retriever``: the :class:`bot.extend.retriever.Retriever` the agent uses; builds the index
+  from the store (``bot.store.passages``), searches, and reads passages in windows.
 - ``evaluate``, ``cli``: ``gatebot knowledge index|search|read|eval``.
 
 Importing the package loads no model and no numpy-heavy code: the app pays for embeddings only
@@ -36,7 +36,7 @@ def _factory(app: Any) -> Any:
     except ImportError as exc:
         # numpy and bm25s come with the "ml" extra; without it (the slim Docker image) the core's
         # own BM25 retriever answers, as if this plugin were not installed.
-        from bot.knowledge import LexicalRetriever
+        from bot.extend.retriever import LexicalRetriever
 
         log.warning("knowledge: %s; using the core lexical retriever (install gatebot[ml])", exc)
         return LexicalRetriever(app.pack)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from bot.errors import ConfigError, GatebotError
-from bot.knowledge import Fact, Retriever
+from bot.extend.retriever import Fact, Retriever
 from bot.packs import Pack
 from bot.store import Store
 from bot.store import passages as stored

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bot.extend.provider import ModelProvider, Prompt, Response
 from bot.hookspecs import hookimpl
-from bot.providers import ModelProvider, Prompt, Response
 
 
 class OfflineProvider(ModelProvider):

@@ -23,8 +23,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.channels import ChannelAdapter
 from bot.errors import ConfigError
+from bot.extend.channel import ChannelAdapter
 from bot.helpdesk import HelpDeskError
 from bot.packs.model import HelpDesk
 from bot.store import Conversation, Escalation

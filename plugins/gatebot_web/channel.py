@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from bot.channels import ChannelAdapter
+from bot.extend.channel import ChannelAdapter
 from gatebot_web.server import build_web_app
 
 if TYPE_CHECKING:

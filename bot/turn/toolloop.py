@@ -1,6 +1,7 @@
 """A bounded tool loop: model -> tool calls -> results -> model, at most ``max_steps`` rounds.
 
-The model only proposes calls. Each one runs through :class:`bot.tools.ToolRunner`, so its schema,
+The model only proposes calls. Each one runs through :class:`bot.extend.tool.ToolRunner`, so
+its schema,
 ownership and confirmation checks hold and its lifecycle events land in the turn record and on the
 live events; an unknown tool or bad arguments is refused there, and the refusal goes back to the
 model as that call's result, so it can correct itself within the limit.
@@ -16,8 +17,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.providers import ModelProvider, Prompt, Response, assistant_turn, call, tool_result
-from bot.tools import ToolOutcome, ToolRunner
+from bot.extend.provider import ModelProvider, Prompt, Response, assistant_turn, call, tool_result
+from bot.extend.tool import ToolOutcome, ToolRunner
 
 DEFAULT_MAX_STEPS = 4
 #: Told to the model on its last call, beside the system text.

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.knowledge import Fact, Retriever
-from bot.tools import WINDOW_CHARS, Tool, ToolError, ToolRegistry, window
+from bot.extend.retriever import Fact, Retriever
+from bot.extend.tool import WINDOW_CHARS, Tool, ToolError, ToolRegistry, window
 
 SEARCH = "knowledge.search"
 READ = "knowledge.read"

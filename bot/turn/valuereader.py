@@ -2,7 +2,7 @@
 
 The model sees the slots with their questions and the conversation, both sides, and answers JSON.
 Nothing it says is trusted: a slot the pack does not declare is dropped, and every value still has
-to appear word for word in what the customer wrote (``bot.values.read_values``).
+to appear word for word in what the customer wrote (``bot.turn.values.read_values``).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import json
 import re
 from typing import Any
 
+from bot.extend.provider import ModelProvider, Prompt, call
 from bot.packs import Pack
-from bot.providers import ModelProvider, Prompt, call
-from bot.values import Proposal
+from bot.turn.values import Proposal
 
 #: A model's own confidence is not calibrated; it may never claim more than the extractors do.
 MAX_MODEL_CONFIDENCE = 0.95

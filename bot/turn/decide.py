@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import gates
 from bot.packs import Pack
 from bot.packs.model import Intent, OutcomeRule
+from bot.turn import gates
 
 SELLING = ("propose", "ask_signup")
 HANDOFF_WHEN_ASKED = "hard rule: hand off when asked"

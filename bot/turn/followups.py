@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import yesno
-from bot.playbook import Decision
+from bot.turn import yesno
+from bot.turn.decide import Decision
 
 
 def resolve_check(

@@ -4,15 +4,16 @@ A model only reads free text into proposals and words replies. It gets the turn'
 text (``system`` and ``messages``) and the same state structured (``context``), so an offline
 provider can work from the structure and a language model from the text.
 
-Tool calling, for the bounded loops in :mod:`bot.toolloop`: a prompt offers ``tools`` (each
-``{"name", "description", "schema"}``, as :meth:`bot.tools.Tool.describe` gives them); a response
+Tool calling, for the bounded loops in :mod:`bot.turn.toolloop`: a prompt offers ``tools`` (each
+``{"name", "description", "schema"}``, as :meth:`bot.extend.tool.Tool.describe` gives them); a
+response
 may carry ``tool_calls``. The exchange so far travels in ``messages`` after the transcript, in one
 neutral form that each provider renders in its API's shape:
 
 - ``{"role": "assistant", "content": text, "tool_calls": [{"id", "name", "arguments"}]}``
 - ``{"role": "tool", "tool_call_id", "name", "content": text, "is_error": bool}``
 
-The model only proposes calls: every one runs through :class:`bot.tools.ToolRunner`'s checks.
+The model only proposes calls: every one runs through :class:`bot.extend.tool.ToolRunner`'s checks.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@ reply gate. Only a generative move calls a model.
 
 An answer searches the knowledge first, through the same ``knowledge.search`` tool a model gets,
 so the record and the widget show that search like any other tool event. A provider that calls
-tools then runs the bounded loop (:mod:`bot.toolloop`): it may search again and read source
+tools then runs the bounded loop (:mod:`bot.turn.toolloop`): it may search again and read source
 windows, up to the step limit. One that does not (the offline provider) answers from that first
 search. Either way the reply gate checks citations against exactly the facts those tool calls
-returned this turn (:class:`bot.knowledge_tools.FactLedger`).
+returned this turn (:class:`bot.turn.knowledge_tools.FactLedger`).
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import replygate
 from bot.config import search_steps_from_env
 from bot.errors import ProviderError
-from bot.knowledge import Fact, Retriever
-from bot.knowledge_tools import READ, SEARCH, FactLedger, knowledge_tools
+from bot.extend.provider import ModelProvider, Prompt, call
+from bot.extend.retriever import Fact, Retriever
+from bot.extend.tool import ToolRunner
 from bot.packs import Pack
-from bot.playbook import Decision
-from bot.providers import ModelProvider, Prompt, call
-from bot.toolloop import run_tool_loop
-from bot.tools import ToolRunner
+from bot.turn import replygate
+from bot.turn.decide import Decision
+from bot.turn.knowledge_tools import READ, SEARCH, FactLedger, knowledge_tools
+from bot.turn.toolloop import run_tool_loop
 
 Publish = Callable[[dict[str, Any]], None]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from bot.heads import NONE, Head
 from bot.packs import Pack
-from bot.playbook import MoveScores
-from bot.router import KeywordRouter
+from bot.turn.decide import MoveScores
+from bot.turn.router import KeywordRouter
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """One turn: inbox -> pre-flight -> scope -> heads -> values -> gates -> decide -> act -> record.
 
-Each stage writes its part of the turn record (``bot.record``). Turns of one conversation run one
+Each stage writes its part of the turn record (``bot.turn.record``). Turns of one conversation
+run one
 at a time; a message is stored before any work, so a retried delivery never makes a second turn.
 """
 
@@ -14,24 +15,24 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import followups, gates, valuereader
-from bot.acting import Acted, Actor
 from bot.errors import ProviderError
 from bot.events import EventBus
+from bot.extend.provider import ModelProvider
+from bot.extend.recorder import Recorder
+from bot.extend.retriever import Retriever
 from bot.flows.runtime import FlowEngine, FlowTurn
-from bot.forecast import forecast
-from bot.knowledge import Retriever
 from bot.metrics import Metrics
 from bot.packs import Pack
-from bot.playbook import HANDOFF_WHEN_ASKED, Decision, decide
 from bot.preflight import Outcome, Preflight
-from bot.providers import ModelProvider
-from bot.reading import Readers
-from bot.record import new_record
-from bot.recorders import Recorder
-from bot.scope import check_scope
 from bot.store import Conversation, Message, Store
-from bot.values import propose, read_values
+from bot.turn import followups, gates, valuereader
+from bot.turn.act import Acted, Actor
+from bot.turn.decide import HANDOFF_WHEN_ASKED, Decision, decide
+from bot.turn.forecast import forecast
+from bot.turn.reading import Readers
+from bot.turn.record import new_record
+from bot.turn.scope import check_scope
+from bot.turn.values import propose, read_values
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.gates import yes_no_outcome
 from bot.text import has_phrase, normalise
+from bot.turn.gates import yes_no_outcome
 
 VERSION = "yesno-lexicon@1"
 
