@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -14,7 +15,7 @@ class Recorder(ABC):
     name: str = ""
 
     @abstractmethod
-    async def record(self, turn: dict[str, Any]) -> None:
+    async def record(self, turn: Mapping[str, Any]) -> None:
         """Receive one complete turn record, after it is stored."""
 
 
@@ -24,9 +25,9 @@ class MemoryRecorder(Recorder):
     name = "memory"
 
     def __init__(self) -> None:
-        self.turns: list[dict[str, Any]] = []
+        self.turns: list[Mapping[str, Any]] = []
 
-    async def record(self, turn: dict[str, Any]) -> None:
+    async def record(self, turn: Mapping[str, Any]) -> None:
         self.turns.append(turn)
 
 
@@ -39,7 +40,7 @@ class JsonlRecorder(Recorder):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
-    async def record(self, turn: dict[str, Any]) -> None:
+    async def record(self, turn: Mapping[str, Any]) -> None:
         line = json.dumps(turn, ensure_ascii=False, sort_keys=True) + "\n"
         await asyncio.to_thread(self._append, line)
 
@@ -48,7 +49,7 @@ class JsonlRecorder(Recorder):
             f.write(line)
 
 
-def summarise(turn: dict[str, Any]) -> str:
+def summarise(turn: Mapping[str, Any]) -> str:
     """One line per decision, for people reading a console or `gatebot chat`."""
     reads = ", ".join(
         f"{r['head']}={r['answer']}@{r['confidence']:.2f}->{r['outcome']}" for r in turn["reads"]
@@ -85,6 +86,6 @@ class ConsoleRecorder(Recorder):
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
 
-    async def record(self, turn: dict[str, Any]) -> None:
+    async def record(self, turn: Mapping[str, Any]) -> None:
         print(f"turn {turn['conversation_id'][:8]}#{turn['seq']}", file=self.stream)
         print(summarise(turn), file=self.stream, flush=True)

@@ -29,6 +29,7 @@ from bot.text import has_phrase, normalise
 from bot.turn import gates as gating
 from bot.turn import yesno
 from bot.turn.decide import Decision
+from bot.turn.turn import Read
 
 DEFAULT_READ_BACK_AT = 0.3
 #: At most this many changes from one message: a pasted list cannot fan out into a flood of calls.
@@ -45,7 +46,7 @@ class RepeatTurn:
     progress: dict[str, Any]
     context: dict[str, Any]  # the run's state as steps see it
     gates: dict[str, float]
-    reads: list[dict[str, Any]]  # the turn record's reads
+    reads: list[Read]  # the turn record's reads
     call: Callable[[dict[str, Any]], Awaitable[ToolOutcome]]  # the step's tool, arguments ready
     say: Callable[[str], None]
     seq: int

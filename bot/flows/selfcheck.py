@@ -15,9 +15,9 @@ phrase asked for, and whether a phrase with something in it was left unread.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from bot.flows.phrases import Reading, substantive
+from bot.turn.turn import Read
 
 VERSION = "selfcheck-lexicon@1"
 #: How likely an inferred item is wrong, by where it was inferred from.
@@ -44,9 +44,9 @@ class Check:
     def worst(self) -> float:
         return max([self.missing, *self.wrong.values()])
 
-    def reads(self, step_id: str, threshold: float) -> list[dict[str, Any]]:
+    def reads(self, step_id: str, threshold: float) -> list[Read]:
         """The answers as turn-record reads; ``act`` means "read it back"."""
-        out = []
+        out: list[Read] = []
         questions = [(f"wrong:{k}", p) for k, p in self.wrong.items()]
         for question, p in [*questions, ("missing", self.missing)]:
             out.append(

@@ -30,6 +30,7 @@ from bot.preflight.viamodel import ModelPreflight, PreflightFailed
 from bot.turn.act import Acted, text_reply
 from bot.turn.decide import Decision
 from bot.turn.reading import Readers
+from bot.turn.turn import PreflightPart, Read
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class Outcome:
     def acting(self) -> bool:
         return self.mode == "routing" and self.error is None and bool(self.answers)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> PreflightPart:
         """The turn record's ``preflight`` part."""
         acted = None
         if self.acting:
@@ -88,7 +89,7 @@ class Outcome:
         """The knowledge-search step limit this turn, when routing may set it."""
         return self.search_steps if self.acting else None
 
-    def routed_read(self, pack: Pack) -> dict[str, Any]:
+    def routed_read(self, pack: Pack) -> Read:
         """The read that stands for a routed turn (the FAQ key, or the hand-off intent)."""
         found = by_question(self.answers)
         if self.route.kind == "person":
@@ -97,9 +98,7 @@ class Outcome:
         faq = found["faq"]
         return self.read(str(faq.answer), "faq", faq.confidence, faq.threshold)
 
-    def read(
-        self, answer: str, question: str, confidence: float, threshold: float
-    ) -> dict[str, Any]:
+    def read(self, answer: str, question: str, confidence: float, threshold: float) -> Read:
         """A read in the turn record's shape, for what pre-flight decided."""
         return {
             "head": "preflight",
@@ -111,7 +110,7 @@ class Outcome:
             "outcome": "act",
         }
 
-    def intent_read(self, pack: Pack, head_read: dict[str, Any]) -> dict[str, Any]:
+    def intent_read(self, pack: Pack, head_read: Read) -> Read:
         """Routing to a flow: a confident read of the flow's trigger intent, so the decide stage
         starts the flow as it would for any confident read. Otherwise the head's read stands."""
         if not self.acting or self.route.kind != "flow":
@@ -124,7 +123,7 @@ class Outcome:
         read["ranking"] = head_read.get("ranking", [])
         return read
 
-    def sentiment_for_rules(self, read: dict[str, Any]) -> dict[str, Any]:
+    def sentiment_for_rules(self, read: Read) -> Read:
         """Strong frustration above its threshold counts as hostile for the hard rules (no
         selling), whatever the sentiment head's own gate said."""
         if not self.acting or not self.hostile or read.get("answer") == "hostile":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -213,7 +213,7 @@ class Store(FlowRunsMixin):
         self,
         conv: Conversation,
         message: Message,
-        record: dict[str, Any],
+        record: Mapping[str, Any],
         replies: list[dict[str, Any]],
         channel: str,
     ) -> Turn:
@@ -230,7 +230,7 @@ class Store(FlowRunsMixin):
             intent=intent,
             escalate=bool(record["move"]["escalate"]),
             total_ms=float(record["timings"].get("total_ms", 0.0)),
-            record=record,
+            record=dict(record),
             replies=replies,
         )
         conv.updated_at = now()

@@ -1,19 +1,18 @@
 """One turn: inbox -> pre-flight -> scope -> heads -> values -> gates -> decide -> act -> record.
 
-Each stage writes its part of the turn record (``bot.turn.record``). Turns of one conversation
-run one
-at a time; a message is stored before any work, so a retried delivery never makes a second turn.
+Each stage receives the typed :class:`~bot.turn.turn.Turn` and writes its part of the turn
+record (``bot.turn.record``). Turns of one conversation run one at a time; a message is stored
+before any work, so a retried delivery never makes a second turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from bot.errors import ProviderError
 from bot.events import EventBus
@@ -32,6 +31,19 @@ from bot.turn.forecast import forecast
 from bot.turn.reading import Readers
 from bot.turn.record import new_record
 from bot.turn.scope import check_scope
+from bot.turn.turn import (
+    Clock,
+    ConversationState,
+    Escalation,
+    Read,
+    ReplyPart,
+    Scope,
+    ToolEvent,
+    Turn,
+    TurnRecord,
+    ValueEntry,
+    state_of,
+)
 from bot.turn.values import propose, read_values
 
 log = logging.getLogger(__name__)
@@ -40,24 +52,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class TurnResult:
     replies: list[dict[str, Any]]
-    record: dict[str, Any]
+    record: TurnRecord
     duplicate: bool = False
-
-
-class _Clock:
-    """Per-stage timings for the record."""
-
-    def __init__(self) -> None:
-        self.start = self.last = time.perf_counter()
-        self.timings: dict[str, float] = {}
-
-    def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.timings[f"{stage}_ms"] = round((now - self.last) * 1000, 3)
-        self.last = now
-
-    def total(self) -> dict[str, float]:
-        return {"total_ms": round((time.perf_counter() - self.start) * 1000, 3), **self.timings}
 
 
 class Agent:
@@ -95,7 +91,7 @@ class Agent:
     ) -> TurnResult:
         """Run one customer message through a turn. ``inbox_key`` (default ``external_id``) is what
         makes a delivery unique on its channel; a repeat returns the first turn's answer."""
-        clock = _Clock()
+        clock = Clock()
         async with self._lock(conv.id):
             msg, duplicate = self.store.receive(
                 conv.id, conv.channel, inbox_key or external_id, text
@@ -104,7 +100,8 @@ class Agent:
                 turn = self.store.turn_for_message(msg.id or 0)
                 if turn is not None:
                     self.metrics.inc("gatebot_duplicate_messages_total", channel=conv.channel)
-                    return TurnResult(turn.replies, turn.record, duplicate=True)
+                    record = cast(TurnRecord, turn.record)  # stored by an earlier turn
+                    return TurnResult(turn.replies, record, duplicate=True)
             else:
                 event = {
                     "type": "message",
@@ -126,7 +123,7 @@ class Agent:
                 continue
             async with self._lock(conv.id):
                 if self.store.turn_for_message(msg.id or 0) is None:
-                    done.append((conv, await self._turn(msg, msg.external_id, _Clock())))
+                    done.append((conv, await self._turn(msg, msg.external_id, Clock())))
         return done
 
     def _lock(self, conversation_id: str) -> asyncio.Lock:
@@ -136,29 +133,60 @@ class Agent:
             lock = self._locks[conversation_id] = asyncio.Lock()
         return lock
 
-    async def _turn(self, msg: Message, external_id: str | None, clock: _Clock) -> TurnResult:
+    def _begin(self, msg: Message, external_id: str | None, clock: Clock) -> Turn:
         conv = self.store.get_conversation(msg.conversation_id)
         if conv is None:
             raise LookupError(f"conversation {msg.conversation_id} is gone")
         seq = conv.turn_count + 1
         record = new_record(conv.id, seq, msg.text, conv.channel, external_id, self.preflight)
-        if conv.paused:
-            return await self._paused_turn(conv, msg, record, clock)
-        record["versions"] = {
-            "pack": self.pack.version,
-            "heads": self.readers.versions,
-        }
-        state: dict[str, Any] = {"values": {}, **conv.state}
-        clock.lap("inbox")
+        record["versions"] = {"pack": self.pack.version, "heads": self.readers.versions}
+        return Turn(conv, msg, seq, state_of(conv), record, clock)
 
-        # The scope check (deterministic, no model) runs first only so that pre-flight never
-        # routes a message the scope check declines.
-        scope = check_scope(self.pack, msg.text, set(state["values"]))
-        record["scope"] = {"verdict": scope["verdict"], "rule": scope["rule"]}
-        clock.lap("scope")
+    async def _turn(self, msg: Message, external_id: str | None, clock: Clock) -> TurnResult:
+        turn = self._begin(msg, external_id, clock)
+        if turn.conversation.paused:
+            return await self._paused_turn(turn)
+        clock.lap("inbox")
+        scope = self._scope(turn)
+        pre = await self._preflight(turn, scope)
+        routed = self.preflight_stage.routed(pre, turn.conversation.language)
+        if routed is not None:
+            return await self._routed_turn(turn, routed, pre)
+        intent_read, sentiment_read = await self._perceive(turn, pre)
+        transcript = await self._values(turn, scope, intent_read)
+        sentiment_score = float(sentiment_read.pop("score", 0.0))
+        # While a flow is active (or a confident intent starts one), its next step decides.
+        flow = await self._flow_turn(turn, scope, intent_read)
+        if flow is not None:
+            decision = flow.decision
+        else:
+            sentiment = pre.sentiment_for_rules({**sentiment_read, "score": sentiment_score})
+            move_scores = await self.readers.move(turn.text)
+            decision = decide(
+                self.pack, turn.state, scope, intent_read, sentiment, turn.seq, move_scores
+            )
+        self._record_decision(turn, decision)
+        if flow and flow.acted:
+            acted = flow.acted
+        else:
+            acted = await self._act(turn, decision, transcript, pre)
+        self._conclude(turn, decision, acted, sentiment_score)
+        return await self._finish(turn, acted, decision)
+
+    def _scope(self, turn: Turn) -> Scope:
+        """The scope check (deterministic, no model) runs first only so that pre-flight never
+        routes a message the scope check declines."""
+        scope = check_scope(self.pack, turn.text, set(turn.state["values"]))
+        turn.record["scope"] = {"verdict": scope["verdict"], "rule": scope["rule"]}
+        turn.clock.lap("scope")
+        return scope
+
+    async def _preflight(self, turn: Turn, scope: Scope) -> Outcome:
+        conv, state = turn.conversation, turn.state
         busy = bool(state.get("flow") or state.get("check"))  # a procedure or read-back under way
-        pre = await self.preflight_stage.run(msg.text, scope["verdict"], conv.language, busy)
-        record["preflight"] = pre.record()
+        pre = await self.preflight_stage.run(turn.text, scope["verdict"], conv.language, busy)
+        turn.record["preflight"] = pre.record()
+        turn.model_calls.extend(pre.model_calls)
         if pre.acting:
             if pre.language and pre.language != conv.language:
                 conv.language = pre.language  # the conversation carries on in it
@@ -166,123 +194,99 @@ class Agent:
             if pre.sentence:  # what happened, in the customer's language, for the progress panel
                 progress = {"type": "progress", "stage": "preflight", "text": pre.sentence}
                 self.events.publish(conv.id, progress)
-        clock.lap("preflight")
-        routed = self.preflight_stage.routed(pre, conv.language)
-        if routed is not None:
-            return await self._routed_turn(conv, msg, record, state, seq, routed, pre, clock)
+        turn.clock.lap("preflight")
+        return pre
 
-        intent_read, sentiment_read = await self._read_heads(msg.text, state)
-        intent_read = pre.intent_read(self.pack, intent_read)  # a flow pre-flight routed to
-        record["reads"] = [intent_read, sentiment_read]
-        clock.lap("heads")
+    async def _perceive(self, turn: Turn, pre: Outcome) -> tuple[Read, Read]:
+        """The heads' readings: intent (a flow pre-flight routed to stands in for it) and mood."""
+        intent_read, sentiment_read = await self._read_heads(turn.text, turn.state)
+        intent_read = pre.intent_read(self.pack, intent_read)
+        turn.record["reads"] = [intent_read, sentiment_read]
+        turn.clock.lap("heads")
+        return intent_read, sentiment_read
 
-        history = self.store.messages(conv.id)
+    async def _values(self, turn: Turn, scope: Scope, intent_read: Read) -> list[dict[str, str]]:
+        """A pending value check's answer, then this message's values. Returns the transcript
+        (the last 20 messages before this one) for the act stage."""
+        state, record = turn.state, turn.record
+        history = self.store.messages(turn.conversation.id)
         transcript = [
             {"role": "user" if m.role == "customer" else "assistant", "content": m.text}
             for m in history
-            if m.id != msg.id
+            if m.id != turn.message.id
         ][-20:]
-        calls: list[dict[str, Any]] = list(pre.model_calls)
-        yes_no, checked = followups.resolve_check(state, msg.text, self.pack.gates["yesNo"], seq)
+        yes_no, checked = followups.resolve_check(
+            state, turn.text, self.pack.gates["yesNo"], turn.seq
+        )
         if yes_no:
             record["reads"].append(yes_no)
-        wants_values = self._wants_values(state, intent_read, scope)
+        calls = turn.model_calls if self._wants_values(state, intent_read, scope) else None
         record["values"] = ([checked] if checked else []) + await self._read_values(
-            msg.text, history, transcript, state, seq, calls if wants_values else None
+            turn, history, transcript, calls
         )
-        followups.note_values(
-            state,
-            record["values"],
-            intent_read["outcome"] == "act" or scope["question"],
-            checked is not None,
-        )
-        clock.lap("values")
+        asked_for_more = intent_read["outcome"] == "act" or scope["question"]
+        followups.note_values(state, record["values"], asked_for_more, checked is not None)
+        turn.clock.lap("values")
+        return transcript
 
-        sentiment_score = sentiment_read.pop("score")
-        # While a flow is active (or a confident intent starts one), its next step decides.
-        flow = await self._flow_turn(conv, state, scope, intent_read, msg.text, seq, record, calls)
-        decision = flow.decision if flow else decide(
-            self.pack,
-            state,
-            scope,
-            intent_read,
-            pre.sentiment_for_rules({**sentiment_read, "score": sentiment_score}),
-            seq,
-            await self.readers.move(msg.text),
-        )
+    def _record_decision(self, turn: Turn, decision: Decision) -> None:
         if decision.read is not None:
-            record["reads"].append(decision.read)
-        _record_move(record, decision)
-        clock.lap("decide")
+            turn.record["reads"].append(decision.read)
+        _record_move(turn.record, decision)
+        turn.clock.lap("decide")
 
-        acted = flow.acted if flow and flow.acted else await self.actor.act(
+    async def _act(
+        self, turn: Turn, decision: Decision, transcript: list[dict[str, str]], pre: Outcome
+    ) -> Acted:
+        conv_id = turn.conversation.id
+        return await self.actor.act(
             decision,
-            msg.text,
+            turn.text,
             transcript,
-            conv.language,
-            publish=lambda event: self.events.publish(conv.id, event),  # tool progress, live
+            turn.conversation.language,
+            publish=lambda event: self.events.publish(conv_id, event),  # tool progress, live
             search_steps=pre.steps_for_turn,  # pre-flight's reasoning level, when routing
         )
-        _record_acted(record, acted)
-        record["model_calls"] = calls + acted.model_calls
-        escalation = self._after_move(conv, state, decision, acted, msg.text, seq)
-        if escalation:
-            record["move"]["escalate"] = True  # the turn ends with a person, whatever the reason
-        record["forecast"] = forecast(self.pack, state, decision.move, sentiment_score)
-        clock.lap("act")
-        return await self._finish(conv, msg, record, state, seq, acted, decision, escalation, clock)
+
+    def _conclude(self, turn: Turn, decision: Decision, acted: Acted, sentiment: float) -> None:
+        """The act stage's part of the record, what the move leaves in the state, whether a
+        person takes over, and the forecast."""
+        _record_acted(turn.record, acted)
+        turn.record["model_calls"] = turn.model_calls + acted.model_calls
+        if turn.escalation is None:
+            turn.escalation = self._after_move(turn, decision, acted)
+        else:
+            self._after_move(turn, decision, acted)
+        # The turn ends with a person, whatever the reason.
+        turn.record["move"]["escalate"] = turn.escalation is not None
+        turn.record["forecast"] = forecast(self.pack, turn.state, decision.move, sentiment)
+        turn.clock.lap("act")
 
     async def _routed_turn(
-        self,
-        conv: Conversation,
-        msg: Message,
-        record: dict[str, Any],
-        state: dict[str, Any],
-        seq: int,
-        routed: tuple[Decision, Acted],
-        pre: Outcome,
-        clock: _Clock,
+        self, turn: Turn, routed: tuple[Decision, Acted], pre: Outcome
     ) -> TurnResult:
         """Pre-flight answered the turn itself (an FAQ verbatim, or the escalation menu on the
         recommended help desk): no heads, values or model call."""
         decision, acted = routed
-        record["reads"] = [pre.routed_read(self.pack)]
-        _record_move(record, decision)
-        record["move"]["escalate"] = False  # set below when the route is a hand-off
-        _record_acted(record, acted)
-        record["model_calls"] = list(pre.model_calls)
-        escalation: tuple[str, ...] | None = self._after_move(
-            conv, state, decision, acted, msg.text, seq
-        )
+        turn.record["reads"] = [pre.routed_read(self.pack)]
+        _record_move(turn.record, decision)
         if decision.move == "handoff":
-            escalation = (decision.why, "preflight", pre.route.target or "")
-            record["move"]["escalate"] = True
-        record["forecast"] = forecast(self.pack, state, decision.move, 0.0)
-        clock.lap("act")
-        return await self._finish(conv, msg, record, state, seq, acted, decision, escalation, clock)
+            turn.escalation = Escalation(decision.why, "preflight", pre.route.target or None)
+        self._conclude(turn, decision, acted, 0.0)
+        return await self._finish(turn, acted, decision)
 
-    async def _finish(
-        self,
-        conv: Conversation,
-        msg: Message,
-        record: dict[str, Any],
-        state: dict[str, Any],
-        seq: int,
-        acted: Acted,
-        decision: Decision,
-        escalation: tuple[str, ...] | None,
-        clock: _Clock,
-    ) -> TurnResult:
+    async def _finish(self, turn: Turn, acted: Acted, decision: Decision) -> TurnResult:
         """Store the turn, hand the record to the recorders, publish the replies, escalate."""
-        external_id = record["message"]["external_id"]
-        record["timings"] = clock.total()
-        conv.state, conv.turn_count = state, seq
-        self.store.complete_turn(conv, msg, record, acted.replies, conv.channel)
+        conv, record, seq = turn.conversation, turn.record, turn.seq
+        record["timings"] = turn.clock.total()
+        conv.state, conv.turn_count = dict(turn.state), seq
+        self.store.complete_turn(conv, turn.message, record, acted.replies, conv.channel)
         await self._deliver_record(record)
         self.metrics.inc("gatebot_turns_total", move=decision.move, channel=conv.channel)
         # The metric covers the whole turn, commit included; the record cannot contain its own
         # commit, so its total_ms stops just before.
-        self.metrics.observe("gatebot_turn_seconds", time.perf_counter() - clock.start)
+        self.metrics.observe("gatebot_turn_seconds", turn.clock.now() - turn.clock.start)
+        external_id = record["message"]["external_id"]
         for reply in acted.replies:
             event = {
                 "type": "reply",
@@ -292,53 +296,44 @@ class Agent:
                 "external_id": external_id,
             }
             self.events.publish(conv.id, event)
-        if escalation and len(escalation) > 2:  # pre-flight named the help desk
-            await self.escalate(
-                conv, escalation[0], escalation[1], msg.text, helpdesk=escalation[2]
-            )
-        elif escalation:
+        esc = turn.escalation
+        if esc is not None:
             # After the turn is stored, so the help desk sees the agent's last line too.
-            await self.escalate(conv, escalation[0], escalation[1], msg.text)
+            await self.escalate(conv, esc.reason, esc.kind, turn.text, helpdesk=esc.desk)
         return TurnResult(acted.replies, record)
 
-    async def _flow_turn(
-        self,
-        conv: Conversation,
-        state: dict[str, Any],
-        scope: dict[str, Any],
-        intent_read: dict[str, Any],
-        text: str,
-        seq: int,
-        record: dict[str, Any],
-        calls: list[dict[str, Any]],
-    ) -> FlowTurn | None:
+    async def _flow_turn(self, turn: Turn, scope: Scope, intent_read: Read) -> FlowTurn | None:
         """The flow's part of the turn, or None. Out of scope is declined as usual; the flow
         waits for the next message."""
-        if scope["verdict"] == "out" or (not self.pack.flows and "flow" not in state):
+        if scope["verdict"] == "out" or (not self.pack.flows and "flow" not in turn.state):
             return None
-        return await self.flows.turn(conv.id, state, intent_read, text, seq, record, calls)
+        return await self.flows.turn(
+            turn.conversation.id,
+            cast(dict[str, Any], turn.state),
+            cast(dict[str, Any], intent_read),
+            turn.text,
+            turn.seq,
+            cast(dict[str, Any], turn.record),
+            turn.model_calls,
+        )
 
-    async def _paused_turn(
-        self, conv: Conversation, msg: Message, record: dict[str, Any], clock: _Clock
-    ) -> TurnResult:
+    async def _paused_turn(self, turn: Turn) -> TurnResult:
         """Staff have the conversation: the agent stays quiet and the message goes to them."""
-        record["versions"]["pack"] = self.pack.version
+        conv, record = turn.conversation, turn.record
         record["legal"] = {"moves": ["handoff"], "rule": "paused: staff have taken over"}
         record["move"] = {
             "name": "handoff",
             "why": "the message is relayed to the help desk",
             "escalate": False,
         }
-        record["timings"] = clock.total()
-        conv.turn_count = record["seq"]
-        self.store.complete_turn(conv, msg, record, [], conv.channel)
+        record["timings"] = turn.clock.total()
+        conv.turn_count = turn.seq
+        self.store.complete_turn(conv, turn.message, record, [], conv.channel)
         await self._deliver_record(record)
-        await self.relay(conv, msg)
+        await self.relay(conv, turn.message)
         return TurnResult([], record)
 
-    async def _read_heads(
-        self, text: str, state: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def _read_heads(self, text: str, state: ConversationState) -> tuple[Read, Read]:
         options = state.pop("clarify_options", None)
         intent, mood = await self.readers.read(text, options)
         gates_ = self.pack.gates
@@ -353,13 +348,11 @@ class Agent:
             mood.confidence,
             "sentiment",
             gates_["sentiment"],
-            score=round(mood.score, 3),
         )
+        sentiment_read["score"] = round(mood.score, 3)
         return intent_read, sentiment_read
 
-    def _wants_values(
-        self, state: dict[str, Any], intent_read: dict[str, Any], scope: dict[str, Any]
-    ) -> bool:
+    def _wants_values(self, state: ConversationState, intent_read: Read, scope: Scope) -> bool:
         """Whether a model should read values this turn: only while something is being gathered,
         so a turn whose move is deterministic makes no model call."""
         if not self.provider.reads_values or scope["verdict"] == "out":
@@ -367,20 +360,21 @@ class Agent:
         if state.get("asked_slot") or state.get("outcome") or state.get("pending_intent"):
             return True
         intent = (
-            self.pack.intent(intent_read["answer"]) if intent_read["outcome"] == "act" else None
+            self.pack.intent(intent_read["answer"] or "")
+            if intent_read["outcome"] == "act"
+            else None
         )
         return bool(intent and (intent.needs or intent.outcome) and intent.move != "handoff")
 
     async def _read_values(
         self,
-        text: str,
+        turn: Turn,
         history: list[Message],
         transcript: list[dict[str, str]],
-        state: dict[str, Any],
-        seq: int,
         calls: list[dict[str, Any]] | None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ValueEntry]:
         """Extractor proposals, plus a model's for what they missed when ``calls`` is given."""
+        state, text = turn.state, turn.text
         customer_texts = [m.text for m in history if m.role == "customer"]
         proposals = propose(self.pack, text, state.get("asked_slot"))
         if calls is not None:
@@ -404,29 +398,22 @@ class Agent:
                 state["values"][entry["slot"]] = {
                     "value": entry["value"],
                     "source": entry["source"],
-                    "seq": seq,
+                    "seq": turn.seq,
                 }
             entry.pop("confidence", None)
         return entries
 
-    def _after_move(
-        self,
-        conv: Conversation,
-        state: dict[str, Any],
-        decision: Decision,
-        acted: Acted,
-        text: str,
-        seq: int,
-    ) -> tuple[str, str] | None:
+    def _after_move(self, turn: Turn, decision: Decision, acted: Acted) -> Escalation | None:
         """What a move changes in the conversation's state. Returns the escalation the turn
-        leads to, as (reason, kind), or None."""
-        followups.after_move(state, decision, text)
+        leads to, or None."""
+        state, conv = turn.state, turn.conversation
+        followups.after_move(state, decision, turn.text)
         if decision.move == "clarify":
             state["clarify_options"] = decision.options
         if decision.move == "propose":
             state["proposed"] = decision.outcome
         if decision.move == "ask_signup":
-            state["last_signup_seq"] = seq
+            state["last_signup_seq"] = turn.seq
         if decision.move == "stop":
             state["stopped"] = True
             conv.status = "stopped"
@@ -434,18 +421,18 @@ class Agent:
             state.setdefault("unanswered", []).append(acted.unanswered)
         if decision.move == "decline":
             # Requests the pack does not cover, kept for whoever extends the pack.
-            state.setdefault("uncovered", []).append(text)
+            state.setdefault("uncovered", []).append(turn.text)
         if decision.move == "handoff":
             conv.status = "handed_off"
             asked = decision.rule == HANDOFF_WHEN_ASKED
-            return decision.rule, "asked" if asked else "unsure"
+            return Escalation(decision.rule, "asked" if asked else "unsure")
         if acted.escalate:
-            return acted.escalate, "refused"
+            return Escalation(acted.escalate, "refused")
         if decision.escalate:
-            return decision.why, "unsure"
+            return Escalation(decision.why, "unsure")
         return None
 
-    async def _deliver_record(self, record: dict[str, Any]) -> None:
+    async def _deliver_record(self, record: TurnRecord) -> None:
         for recorder in self.recorders:
             try:
                 await recorder.record(record)
@@ -453,16 +440,16 @@ class Agent:
                 log.exception("recorder %s failed", getattr(recorder, "name", recorder))
 
 
-def _record_move(record: dict[str, Any], decision: Decision) -> None:
+def _record_move(record: TurnRecord, decision: Decision) -> None:
     """The decide stage's part of the record: the legal set with its rule, the move and why."""
     record["legal"] = {"moves": decision.legal, "rule": decision.rule}
     record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
 
 
-def _record_acted(record: dict[str, Any], acted: Acted) -> None:
+def _record_acted(record: TurnRecord, acted: Acted) -> None:
     """The act stage's part: tool events, the facts used, the reply and its gate."""
-    record["tools"].extend(acted.tools)
+    record["tools"].extend(cast(list[ToolEvent], acted.tools))
     record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
-    record["reply"] = acted.reply
+    record["reply"] = cast(ReplyPart, acted.reply)
     if record["reply"]["text"] is None:
         record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")

@@ -15,6 +15,7 @@ from typing import Any
 from bot.packs import Pack
 from bot.packs.model import Intent, OutcomeRule
 from bot.turn import gates
+from bot.turn.turn import ConversationState, Read, Scope, ValueCheck
 
 SELLING = ("propose", "ask_signup")
 HANDOFF_WHEN_ASKED = "hard rule: hand off when asked"
@@ -34,7 +35,7 @@ class Decision:
     intent: str | None = None  # for ask: the intent waiting on the slot
     question: str | None = None  # for answer: the question asked before its slots were known
     template: str | None = None
-    read: dict[str, Any] | None = None  # the move head's reading, for the turn record
+    read: Read | None = None  # the move head's reading, for the turn record
 
     def choose(self, move_scores: MoveScores | None = None, gate: float = 0.9) -> Decision:
         """Pick among the legal moves. One legal move is forced. With a move head's scores, the
@@ -55,15 +56,8 @@ class Decision:
         for move, p in move_scores.scores:
             mass[move if move in mass else preferred] += p
         best = max(self.legal, key=lambda m: (mass[m], m == preferred))
-        self.read = gates.read(
-            "move",
-            move_scores.version,
-            best,
-            mass[best],
-            "policy",
-            gate,
-            legal={m: round(p, 4) for m, p in mass.items()},
-        )
+        self.read = gates.read("move", move_scores.version, best, mass[best], "policy", gate)
+        self.read["legal"] = {m: round(p, 4) for m, p in mass.items()}
         if mass[best] >= gate:
             self.move = best
             self.why = f"move head: {best} at {mass[best]:.2f} among the legal moves"
@@ -99,10 +93,10 @@ def _outcome_rule(pack: Pack, outcome: str) -> OutcomeRule | None:
 
 def decide(
     pack: Pack,
-    state: dict[str, Any],
-    scope: dict[str, Any],
-    intent_read: dict[str, Any],
-    sentiment_read: dict[str, Any],
+    state: ConversationState,
+    scope: Scope,
+    intent_read: Read,
+    sentiment_read: Read,
     seq: int,
     move_scores: MoveScores | None = None,
 ) -> Decision:
@@ -113,7 +107,8 @@ def decide(
         return Decision(
             ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
         ).choose()
-    intent = pack.intent(intent_read["answer"]) if intent_read["outcome"] == "act" else None
+    answer = intent_read["answer"]
+    intent = pack.intent(answer) if answer and intent_read["outcome"] == "act" else None
     if intent and intent.move == "handoff":
         return Decision(["handoff"], HANDOFF_WHEN_ASKED).choose()
     if intent and intent.move == "stop":
@@ -141,7 +136,7 @@ def decide(
             [pack.default_move, "handoff"], "a question mid-qualification: answer it, then resume"
         )
     elif state.get("outcome") and not blocked:
-        decision = _qualify(pack, state, state["outcome"], [])
+        decision = _qualify(pack, state, state.get("outcome") or "", [])
     elif pending:
         decision = _serve(pack, state, pending, blocked, pending=True)
     elif intent_read["outcome"] == "unsure" and intent_read["answer"] not in (None, "none"):
@@ -158,7 +153,7 @@ def decide(
 
 
 def _serve(
-    pack: Pack, state: dict[str, Any], intent: Intent, blocked: list[str], pending: bool
+    pack: Pack, state: ConversationState, intent: Intent, blocked: list[str], pending: bool
 ) -> Decision:
     """An intent's own move, once the slots it needs are known (an order number first)."""
     move = intent.move or pack.default_move
@@ -178,12 +173,12 @@ def _serve(
     return decision
 
 
-def _missing(pack: Pack, state: dict[str, Any], needs: list[str]) -> list[str]:
+def _missing(pack: Pack, state: ConversationState, needs: list[str]) -> list[str]:
     known = state.get("values", {})
     return [s for s in needs if s not in known and not _alternative_known(pack, s, known)]
 
 
-def _check(check: dict[str, Any]) -> Decision:
+def _check(check: ValueCheck) -> Decision:
     """A value waiting for the customer's yes: check it, ask once more, then hand off."""
     if check.get("tries", 0) >= 2:
         return Decision(["handoff"], "value check still unsure after asking twice: hand off")
@@ -199,7 +194,7 @@ def _check(check: dict[str, Any]) -> Decision:
     )
 
 
-def _unsure_intent(pack: Pack, state: dict[str, Any], intent_read: dict[str, Any]) -> Decision:
+def _unsure_intent(pack: Pack, state: ConversationState, intent_read: Read) -> Decision:
     options = [r["name"] for r in intent_read.get("ranking", [])[:2]]
     calls = {_calls_for(pack, name) for name in options}
     if len(calls) == 1 and None not in calls:
@@ -216,7 +211,9 @@ def _unsure_intent(pack: Pack, state: dict[str, Any], intent_read: dict[str, Any
     )
 
 
-def _qualify(pack: Pack, state: dict[str, Any], outcome: str, intent_needs: list[str]) -> Decision:
+def _qualify(
+    pack: Pack, state: ConversationState, outcome: str, intent_needs: list[str]
+) -> Decision:
     """The outcome rule table: ask for what blocks ``outcome``, or close it once qualified.
 
     A slot asked for and still missing is asked again once, then its alternative is tried (an
@@ -239,7 +236,7 @@ def _qualify(pack: Pack, state: dict[str, Any], outcome: str, intent_needs: list
 
 def _ask_missing(
     pack: Pack,
-    state: dict[str, Any],
+    state: ConversationState,
     missing: list[str],
     rule: str,
     outcome: str | None = None,

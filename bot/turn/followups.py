@@ -8,15 +8,14 @@ asking again once, an alternative slot, then a person.
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.turn import yesno
 from bot.turn.decide import Decision
+from bot.turn.turn import ConversationState, Read, ValueEntry
 
 
 def resolve_check(
-    state: dict[str, Any], text: str, gate: float, seq: int
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    state: ConversationState, text: str, gate: float, seq: int
+) -> tuple[Read | None, ValueEntry | None]:
     """Read the reply to a value check. Returns (the yes/no reading, the value entry) or Nones."""
     check = state.get("check")
     if not check or not check.get("asked"):
@@ -24,7 +23,7 @@ def resolve_check(
     read = yesno.read(text, "yesNo", gate)
     outcome, answer = read["outcome"], read["answer"]
     slot, value = check["slot"], check["value"]
-    entry: dict[str, Any] = {
+    entry: ValueEntry = {
         "slot": slot,
         "value": None,
         "source": "customer",
@@ -33,7 +32,7 @@ def resolve_check(
     }
     if outcome == "act" and answer == "yes":
         state["values"][slot] = {"value": value, "source": "customer", "seq": seq}
-        entry.update(value=value, outcome="act")
+        entry["value"], entry["outcome"] = value, "act"
         del state["check"]
     elif outcome == "act":
         entry["rejected"].append({"value": value, "reason": "the customer said it is wrong"})
@@ -47,7 +46,7 @@ def resolve_check(
 
 
 def note_values(
-    state: dict[str, Any], entries: list[dict[str, Any]], other_request: bool, checked: bool
+    state: ConversationState, entries: list[ValueEntry], other_request: bool, checked: bool
 ) -> None:
     """After this turn's values: open a check for an unsure answer, or count a miss. A turn that
     answered a check has been counted already."""
@@ -69,7 +68,7 @@ def note_values(
         misses[asked] = misses.get(asked, 0) + 1
 
 
-def after_move(state: dict[str, Any], decision: Decision, text: str) -> None:
+def after_move(state: ConversationState, decision: Decision, text: str) -> None:
     """What the chosen move leaves pending for the next turn."""
     move = decision.move
     waiting = state.get("outcome") or state.get("pending_intent")

@@ -8,9 +8,9 @@ later outcome can be traced to exactly what produced the number.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from bot.packs import Pack
+from bot.turn.turn import ConversationState, ForecastPart
 
 VERSION = "forecast-rules@1"
 
@@ -22,14 +22,14 @@ _SENTIMENT = 1.0
 _STOPPED = -4.0
 
 
-def stage(pack: Pack, state: dict[str, Any], move: str) -> str:
+def stage(pack: Pack, state: ConversationState, move: str) -> str:
     """discover (no outcome in view), qualify (an outcome with slots missing), propose."""
     if move == "propose" or state.get("proposed"):
         return "propose"
     return "qualify" if state.get("outcome") else "discover"
 
 
-def forecast(pack: Pack, state: dict[str, Any], move: str, sentiment: float) -> dict[str, Any]:
+def forecast(pack: Pack, state: ConversationState, move: str, sentiment: float) -> ForecastPart:
     current = stage(pack, state, move)
     logit = _BASE + _STAGE[current] + _PER_SLOT * len(state.get("values", {}))
     logit += _SENTIMENT * sentiment + (_STOPPED if state.get("stopped") else 0.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from bot.turn.turn import Read
 
 NONE = "none"
 
@@ -27,9 +27,8 @@ def read(
     confidence: float,
     gate: str,
     threshold: float,
-    **extra: Any,
-) -> dict[str, Any]:
-    """One reading as the turn record keeps it."""
+) -> Read:
+    """One reading as the turn record keeps it (a head may add its ``ranking`` or ``score``)."""
     return {
         "head": head,
         "version": version,
@@ -38,5 +37,4 @@ def read(
         "gate": gate,
         "threshold": threshold,
         "outcome": outcome(answer, confidence, threshold),
-        **extra,
     }

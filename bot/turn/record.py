@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from bot.turn.turn import TurnRecord
 
 
 def new_record(
@@ -12,7 +12,7 @@ def new_record(
     channel: str,
     external_id: str | None,
     preflight_mode: str = "off",
-) -> dict[str, Any]:
+) -> TurnRecord:
     return {
         "conversation_id": conversation_id,
         "seq": seq,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.packs import Pack
 from bot.text import is_question, matching, normalise
+from bot.turn.turn import Scope
 
 
-def check_scope(pack: Pack, text: str, known_slots: set[str]) -> dict[str, Any]:
+def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     """Return the record's ``scope`` part: verdict ``in``, ``out`` or ``needs_input`` and the rule.
 
     Out of scope only when an out-of-scope topic matches and nothing the pack covers does, so
@@ -20,7 +19,7 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> dict[str, Any]:
     return verdict
 
 
-def _verdict(pack: Pack, norm: str, known_slots: set[str]) -> dict[str, Any]:
+def _verdict(pack: Pack, norm: str, known_slots: set[str]) -> Scope:
     covered = [p.key for p in pack.products if matching(norm, p.keywords)]
     covered += [t.key for t in pack.topics if matching(norm, t.keywords)]
     covered += [i.name for i in pack.intents if matching(norm, i.keywords)]

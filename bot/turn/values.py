@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.packs import Pack
+from bot.turn.turn import ValueEntry
 
 EXTRACTORS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
@@ -89,12 +90,12 @@ def read_values(
     customer_texts: list[str],
     known: dict[str, Any],
     threshold: float,
-) -> list[dict[str, Any]]:
+) -> list[ValueEntry]:
     """Check each proposal and return the record's ``values`` entries (stored ones have outcome
     ``act``). A value already known is not read again."""
-    entries: list[dict[str, Any]] = []
+    entries: list[ValueEntry] = []
     for p in proposals:
-        entry: dict[str, Any] = {
+        entry: ValueEntry = {
             "slot": p.slot,
             "value": None,
             "source": p.source,

@@ -6,10 +6,9 @@ Used for "Just to check, is X right?" and read-backs. Its output passes the yesN
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.text import has_phrase, normalise
 from bot.turn.gates import yes_no_outcome
+from bot.turn.turn import Read
 
 VERSION = "yesno-lexicon@1"
 
@@ -62,7 +61,7 @@ def p_yes(text: str) -> float:
     return p
 
 
-def read(text: str, gate: str, threshold: float, head: str = "yesno") -> dict[str, Any]:
+def read(text: str, gate: str, threshold: float, head: str = "yesno") -> Read:
     """A reply read as yes or no, as the turn record keeps it: ``answer`` is yes, no or None (an
     even reading), ``outcome`` act only when the gate ``gate`` at ``threshold`` is passed."""
     p = p_yes(text)
