@@ -182,6 +182,17 @@ class ToolRunner:
             emit("finished", status="dry_run", note="a dry run: nothing was sent")
             return outcome
         emit("started")
+        return await self._execute(tool, arguments, context, outcome, emit)
+
+    async def _execute(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        context: dict[str, Any],
+        outcome: ToolOutcome,
+        emit: Callable[..., None],
+    ) -> ToolOutcome:
+        """Run a checked call within its timeout; its result must be an object of its schema."""
         try:
             result = await asyncio.wait_for(tool.run(arguments, context), tool.timeout_s)
         except TimeoutError:

@@ -89,6 +89,31 @@ def _cache_lower(
     return cache
 
 
+def _unfreeze_top(bert: Any, train_layers: int) -> tuple[int, list[Any], list[Any]]:
+    """Freeze the encoder but its top ``train_layers`` layers. Returns how many stay frozen,
+    the trainable layers and their parameters."""
+    all_layers = list(bert.encoder.layer)
+    n_frozen = max(0, len(all_layers) - train_layers)
+    top = all_layers[n_frozen:]
+    for p in bert.parameters():
+        p.requires_grad_(False)
+    params = [p for layer in top for p in layer.parameters()]
+    for p in params:
+        p.requires_grad_(True)
+    return n_frozen, top, params
+
+
+def _padded(cache: list[Any], lengths: list[int], idx: list[int], dim: int) -> tuple[Any, Any]:
+    """A batch of cached lower-layer states, zero-padded to its longest text, with its mask."""
+    width = max(lengths[i] for i in idx)
+    hidden = torch.zeros(len(idx), width, dim)
+    mask = torch.zeros(len(idx), width, dtype=torch.long)
+    for row, i in enumerate(idx):
+        hidden[row, : lengths[i]] = cache[i]
+        mask[row, : lengths[i]] = 1
+    return hidden, mask
+
+
 def finetune(
     model: SentenceTransformer,
     texts: list[str],
@@ -111,14 +136,7 @@ def finetune(
     torch.manual_seed(seed)
     rng = random.Random(seed)
     bert = _bert(model)
-    all_layers = list(bert.encoder.layer)
-    n_frozen = max(0, len(all_layers) - train_layers)
-    top = all_layers[n_frozen:]
-    for p in bert.parameters():
-        p.requires_grad_(False)
-    params = [p for layer in top for p in layer.parameters()]
-    for p in params:
-        p.requires_grad_(True)
+    n_frozen, top, params = _unfreeze_top(bert, train_layers)
     t0 = time.monotonic()
     cache = _cache_lower(model, texts, n_frozen, max_len)
     log.info("cached %d texts below layer %d in %.0fs", len(texts), n_frozen, time.monotonic() - t0)
@@ -140,12 +158,7 @@ def finetune(
     for epoch in range(epochs):
         total = 0.0
         for idx in _batches(lengths, batch_size, rng):
-            width = max(lengths[i] for i in idx)
-            hidden = torch.zeros(len(idx), width, dim)
-            mask = torch.zeros(len(idx), width, dtype=torch.long)
-            for row, i in enumerate(idx):
-                hidden[row, : lengths[i]] = cache[i]
-                mask[row, : lengths[i]] = 1
+            hidden, mask = _padded(cache, lengths, idx, dim)
             emb = _pool(_run_layers(top, hidden, mask), mask)
             loss = F.cross_entropy(scale * head(emb), y[idx])
             opt.zero_grad()

@@ -229,6 +229,16 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
     intents, play = files["intents.yaml"], files["playbook.yaml"]
     _check_heads(pack, files["pack.yaml"], errors)
     slots = {s.name for s in pack.slots}
+    intent_names = _check_intents(pack, intents, slots, errors)
+    _check_outcomes_and_slots(pack, play, intent_names, slots, errors)
+    _check_templates(pack, play, errors)
+    _check_keys_and_desks(pack, files, errors)
+
+
+def _check_intents(
+    pack: Pack, intents: _Loaded, slots: set[str], errors: list[PackError]
+) -> list[str]:
+    """Each intent declared once, needing only declared slots. Returns the intents' names."""
     intent_names = [i.name for i in pack.intents]
     for i, intent in enumerate(pack.intents):
         if intent_names.index(intent.name) != i:
@@ -243,6 +253,13 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
                         f"unknown slot {need!r}; declare it under slots in playbook.yaml",
                     )
                 )
+    return intent_names
+
+
+def _check_outcomes_and_slots(
+    pack: Pack, play: _Loaded, intent_names: list[str], slots: set[str], errors: list[PackError]
+) -> None:
+    """Outcome rules name declared intents and slots; a slot's alternative is a slot."""
     for i, rule in enumerate(pack.outcomes):
         for j, name in enumerate(rule.when_intent):
             if name not in intent_names:
@@ -257,6 +274,10 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
             errors.append(
                 play.error(("slots", i, "alternative"), f"unknown slot {slot.alternative!r}")
             )
+
+
+def _check_templates(pack: Pack, play: _Loaded, errors: list[PackError]) -> None:
+    """The pack language's required templates exist, and every placeholder is one we fill."""
     if pack.language not in pack.templates:
         errors.append(
             play.error(("templates",), f"no templates for the pack language {pack.language!r}")
@@ -282,6 +303,10 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
                 )
             except (KeyError, IndexError, ValueError) as exc:
                 errors.append(play.error(("templates", lang, name), f"bad placeholder {exc}"))
+
+
+def _check_keys_and_desks(pack: Pack, files: dict[str, _Loaded], errors: list[PackError]) -> None:
+    """Knowledge keys unique; help desks that pre-flight names exist; one default desk at most."""
     keys = [f.key for f in pack.faq] + [d.key for d in pack.documents]
     for key in {k for k in keys if keys.count(k) > 1}:
         errors.append(

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.packs import Pack
+from gatebot_knowledge.sources import extra_documents, slug
 
 #: Words per passage before a paragraph is cut at sentence ends (about 200 word pieces).
 MAX_WORDS = 160
@@ -64,11 +65,6 @@ class Passage:
 def text_hash(text: str) -> str:
     """The key a vector is stored under (with the model id): the same text is embedded once."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def slug(text: str) -> str:
-    """A heading as a citation key part: lower case letters, digits and hyphens."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
 
 @dataclass
@@ -162,8 +158,6 @@ def document_passages(doc_key: str, title: str, source: str, text: str) -> list[
 def pack_passages(pack: Pack, extra: bool = True) -> list[Passage]:
     """Every passage of a pack: FAQ first, then the Markdown documents the core loaded, then
     (with ``extra``) the HTML and plain-text files in its docs/ folder."""
-    from gatebot_knowledge.sources import extra_documents
-
     out = [Passage(f.key, f.question, f.answer, "faq", "faq", list(f.keywords)) for f in pack.faq]
     for doc in pack.documents:
         out.extend(document_passages(doc.key, doc.title, doc.path, doc.text))

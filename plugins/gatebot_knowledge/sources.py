@@ -14,6 +14,7 @@ paragraphs at blank lines) so one splitter cuts every kind of document the same 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -107,10 +108,13 @@ def read_text(path: Path) -> tuple[str, str]:
     return "", text
 
 
+def slug(text: str) -> str:
+    """A heading as a citation key part: lower case letters, digits and hyphens."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
 def extra_documents(root: Path, taken: set[str]) -> Iterator[Document]:
     """The pack's HTML and text documents, sorted by file name, skipping keys already taken."""
-    from gatebot_knowledge.passages import slug
-
     docs = root / "docs"
     if not docs.is_dir():
         return
