@@ -131,7 +131,7 @@ async def test_adapters_get_the_channel_host_never_the_app(settings: Settings) -
         assert isinstance(adapter, WrittenForTheApp) and isinstance(adapter.given, ChannelHost)
         assert adapter.host is adapter.given and adapter.app is adapter.given
         assert not hasattr(adapter.given, "store") and not hasattr(adapter.given, "agent")
-        assert EVENTS == [f"old started on {app.pack.name} ({settings.port})"]
+        assert [f"old started on {app.pack.name} ({settings.port})"] == EVENTS
         conv = app.store.find_conversation("old", "thread-1")
         assert conv is not None and len(app.store.turns(conv.id)) == 1
     finally:

@@ -626,7 +626,9 @@ async def test_a_refused_token_fails_start_without_showing_it(
     refused = DiscordChannel(gb.host, client=GatewayStandIn(discord.LoginFailure("Improper token")))
     with pytest.raises(ConfigError, match="refused DISCORD_BOT_TOKEN") as caught:
         await bounded(refused.start())
-    intents_off = DiscordChannel(gb.host, client=GatewayStandIn(discord.PrivilegedIntentsRequired(0)))
+    intents_off = DiscordChannel(
+        gb.host, client=GatewayStandIn(discord.PrivilegedIntentsRequired(0))
+    )
     with pytest.raises(ConfigError, match="Message Content intent"):
         await bounded(intents_off.start())
     assert "secret-token" not in str(caught.value) and "secret-token" not in caplog.text
