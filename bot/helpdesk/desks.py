@@ -158,7 +158,7 @@ class HelpDesks:
 
     async def _check_member(self, esc: Escalation, staff: str) -> None:
         """Only members of the help desk's channel act on its escalations. A desk whose
-        channel does not run here cannot say; its actions come from the staff API."""
+        channel does not run in this process cannot be asked, and the action goes ahead."""
         desk = self.desk_of(esc)
         channel = self.desk_channel(desk.channel)
         if channel is not None and not await channel.is_member(desk, staff):
