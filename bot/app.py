@@ -13,11 +13,12 @@ from bot.errors import ConfigError, GatebotError
 from bot.events import EventBus
 from bot.extend.channel import ChannelAdapter
 from bot.extend.email import EmailTransport, NoEmail
+from bot.extend.host import ChannelHost, Handler, Route
 from bot.extend.provider import ModelProvider
 from bot.extend.recorder import ConsoleRecorder, JsonlRecorder, MemoryRecorder, Recorder
 from bot.extend.retriever import LexicalRetriever, Retriever
 from bot.extend.tool import Tool, ToolRegistry, ToolRunner
-from bot.helpdesk import HelpDesks
+from bot.helpdesk import HelpDesks, desk_channels
 from bot.metrics import Metrics
 from bot.packs import load_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
@@ -31,7 +32,7 @@ class Registry:
     """What the ``register_*`` hooks handed over, collected once at build time."""
 
     def __init__(self, plugins: PluginManager) -> None:
-        self.channels: list[Callable[[App], ChannelAdapter]] = []
+        self.channels: list[Callable[[ChannelHost], ChannelAdapter]] = []
         self.providers: dict[str, Callable[[str], ModelProvider]] = {}
         self.tools: list[Tool | Callable[[App], list[Tool]]] = []
         self.retrievers: list[Callable[[App], Retriever]] = []
@@ -44,6 +45,16 @@ class Registry:
         hook.register_retrievers(register=self.retrievers.append)
         hook.register_email_transports(register=self._email)
         hook.register_recorders(register=self.recorders.append)
+
+    def routes(self, plugins: PluginManager, host: ChannelHost) -> list[Route]:
+        """The HTTP routes plugins give (``register_routes``); the web channel serves them."""
+        routes: list[Route] = []
+
+        def register(method: str, path: str, handler: Handler) -> None:
+            routes.append((method.upper(), path, handler))
+
+        plugins.hook.register_routes(register=register, host=host)
+        return routes
 
     def _provider(self, name: str, factory: Callable[[str], ModelProvider]) -> None:
         self.providers[name] = factory
@@ -85,7 +96,15 @@ class App:
         )
         self.tools = self._build_tools()
         self.recorders = [*self._builtin_recorders(), *self.registry.recorders, *(recorders or [])]
-        self.helpdesks = HelpDesks(self)
+        self.helpdesks = HelpDesks(
+            self.store,
+            self.pack,
+            self.email,
+            self.metrics,
+            self.events,
+            desk_channels(self.channel),
+            self.channel,
+        )
         self.agent = Agent(
             self.pack,
             self.store,
@@ -105,9 +124,26 @@ class App:
             log.warning("flow %s is disabled: %s", name, why)
         self.channels: list[ChannelAdapter] = []
         self._sweeper: asyncio.Task[None] | None = None
-        #: Extra HTTP routes (method, path, handler) that the web channel serves beside its own.
-        self.routes: list[tuple[str, str, Callable[..., Any]]] = []
+        self.host = self._build_host()
         self._describe_metrics()
+
+    def _build_host(self) -> ChannelHost:
+        """What channel adapters and the web server get instead of the app, with the routes
+        plugins registered for the web channel to serve."""
+        host = ChannelHost(
+            settings=self.settings,
+            pack=self.pack,
+            store=self.store,
+            agent=self.agent,
+            act=self.helpdesks.act,
+            events=self.events,
+            metrics=self.metrics,
+            channel=self.channel,
+            info=self.info,
+            disabled_flows=lambda: self.agent.flows.disabled,
+        )
+        host.routes.extend(self.registry.routes(self.plugins, host))
+        return host
 
     def _choose_provider(self, spec: str) -> ModelProvider:
         name, _, model = spec.partition(":")
@@ -186,11 +222,9 @@ class App:
         if any(desk.email for desk in self.pack.helpdesks):
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")
         if channels:
-            # Build every adapter before starting any, so one can add HTTP routes (Slack's
-            # /slack/events) that the web channel then serves.
             wanted = self.settings.channels
-            adapters = [factory(self) for factory in self.registry.channels]
-            for adapter in adapters:
+            for factory in self.registry.channels:
+                adapter = factory(self.host)
                 chosen = adapter.name in wanted if wanted is not None else adapter.configured
                 if chosen:
                     self.channels.append(adapter)

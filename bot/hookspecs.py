@@ -25,9 +25,24 @@ def register_channels(register: Callable[[Any], None]) -> None:
     """Give channel adapters (web widget, Slack, Discord).
 
     Fires once when the app is built. Call ``register(factory)`` for each adapter, where
-    ``factory(app)`` returns a :class:`bot.extend.channel.ChannelAdapter`. The adapter receives
-    customer messages, hands them to the agent and renders replies and cards in its platform's
-    idiom. Returns nothing.
+    ``factory(host)`` returns a :class:`bot.extend.channel.ChannelAdapter` and ``host`` is the
+    :class:`bot.extend.host.ChannelHost`: the operations an adapter may use (hand a message to
+    the agent, find a conversation, act for staff, live events, metrics, settings, the pack),
+    never the app itself. The adapter receives customer messages, hands them to
+    ``host.handle`` and renders replies and cards in its platform's idiom. Returns nothing.
+    """
+
+
+@hookspec
+def register_routes(register: Callable[[str, str, Any], None], host: Any) -> None:
+    """Give HTTP endpoints that the web channel serves beside its own (Slack's ``/slack/events``,
+    the demo orders API).
+
+    Fires once when the app is built, before any channel starts. Call
+    ``register(method, path, handler)`` per route, where ``handler`` is an aiohttp handler
+    (``async (request) -> response``). ``host`` is the :class:`bot.extend.host.ChannelHost`, for
+    a handler that needs a running adapter (``host.channel(name)``) or the pack; take it only if
+    needed. A route is served only while the web channel runs. Returns nothing.
     """
 
 

@@ -133,7 +133,7 @@ async def discord_driver(world: World, tmp_path: Path) -> AsyncIterator[DiscordD
     settings = Settings(pack=write_pack(tmp_path, world.desk.id), data_dir=tmp_path, recorders=[])
     app = App(settings, extra_plugins=[gatebot_discord])
     await app.start(channels=False)
-    app.channels.append(DiscordChannel(app, client=world.client))
+    app.channels.append(DiscordChannel(app.host, client=world.client))
     try:
         yield DiscordDriver(app, world)
     finally:

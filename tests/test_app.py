@@ -11,6 +11,7 @@ from bot.app import App
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.extend.channel import ChannelAdapter
+from bot.extend.host import ChannelHost
 from bot.hookspecs import hookimpl
 
 EVENTS: list[str] = []
@@ -42,6 +43,22 @@ class Unconfigured(Good):
     @property
     def configured(self) -> bool:
         return False
+
+
+class WrittenForTheApp(Good):
+    """An adapter written as ``factory(app)`` that uses only what the host also offers."""
+
+    name = "old"
+
+    def __init__(self, app: Any) -> None:
+        super().__init__(app)
+        self.given = app
+
+    async def start(self) -> None:
+        conv = self.app.conversation_for(self.name, "thread-1")
+        result = await self.app.handle(conv, "hello", "m1")
+        self.app.events.publish(conv.id, {"type": "replies", "replies": result.replies})
+        EVENTS.append(f"old started on {self.app.pack.name} ({self.app.settings.port})")
 
 
 class Channels:
@@ -103,3 +120,19 @@ async def test_stop_closes_the_model_provider(settings: Settings) -> None:
     await app.start(channels=False)
     await app.stop()
     assert closed == [True]
+
+
+async def test_adapters_get_the_channel_host_never_the_app(settings: Settings) -> None:
+    settings.channels = ["old"]
+    app = App(settings, extra_plugins=[Channels(WrittenForTheApp)])
+    await app.start()
+    try:
+        adapter = app.channel("old")
+        assert isinstance(adapter, WrittenForTheApp) and isinstance(adapter.given, ChannelHost)
+        assert adapter.host is adapter.given and adapter.app is adapter.given
+        assert not hasattr(adapter.given, "store") and not hasattr(adapter.given, "agent")
+        assert [f"old started on {app.pack.name} ({settings.port})"] == EVENTS
+        conv = app.store.find_conversation("old", "thread-1")
+        assert conv is not None and len(app.store.turns(conv.id)) == 1
+    finally:
+        await app.stop()

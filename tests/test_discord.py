@@ -202,7 +202,7 @@ async def app(tmp_path: Path, world: World) -> AsyncIterator[App]:
     settings = Settings(pack=write_pack(tmp_path, world.desk.id), data_dir=tmp_path, recorders=[])
     gb = App(settings, extra_plugins=[gatebot_discord])
     await gb.start(channels=False)
-    gb.channels.append(DiscordChannel(gb, client=world.client))
+    gb.channels.append(DiscordChannel(gb.host, client=world.client))
     try:
         yield gb
     finally:
@@ -603,7 +603,7 @@ async def test_start_returns_once_ready_and_stop_ends_the_client(
     monkeypatch.setenv("DISCORD_BOT_TOKEN", "secret-token")
     gb = App(Settings(pack=ROOT / "knowledge" / "acme", data_dir=tmp_path, recorders=[]))
     client = GatewayStandIn()
-    adapter = DiscordChannel(gb, client=client)
+    adapter = DiscordChannel(gb.host, client=client)
     assert adapter.configured
     await bounded(adapter.start())
     assert client.token == "secret-token" and adapter._ready.is_set()
@@ -617,16 +617,18 @@ async def test_a_refused_token_fails_start_without_showing_it(
 ) -> None:
     gb = App(Settings(pack=ROOT / "knowledge" / "acme", data_dir=tmp_path, recorders=[]))
     monkeypatch.delenv("DISCORD_BOT_TOKEN", raising=False)
-    unset = DiscordChannel(gb, client=GatewayStandIn())
+    unset = DiscordChannel(gb.host, client=GatewayStandIn())
     assert not unset.configured
     with pytest.raises(ConfigError, match="DISCORD_BOT_TOKEN is not set"):
         await unset.start()
 
     monkeypatch.setenv("DISCORD_BOT_TOKEN", "secret-token")
-    refused = DiscordChannel(gb, client=GatewayStandIn(discord.LoginFailure("Improper token")))
+    refused = DiscordChannel(gb.host, client=GatewayStandIn(discord.LoginFailure("Improper token")))
     with pytest.raises(ConfigError, match="refused DISCORD_BOT_TOKEN") as caught:
         await bounded(refused.start())
-    intents_off = DiscordChannel(gb, client=GatewayStandIn(discord.PrivilegedIntentsRequired(0)))
+    intents_off = DiscordChannel(
+        gb.host, client=GatewayStandIn(discord.PrivilegedIntentsRequired(0))
+    )
     with pytest.raises(ConfigError, match="Message Content intent"):
         await bounded(intents_off.start())
     assert "secret-token" not in str(caught.value) and "secret-token" not in caplog.text
@@ -636,5 +638,5 @@ async def test_a_refused_token_fails_start_without_showing_it(
 def test_the_plugin_registers_the_channel(settings: Settings) -> None:
     gb = App(settings, extra_plugins=[gatebot_discord])
     assert DiscordChannel in gb.registry.channels
-    assert DiscordChannel(gb)._client is None  # no discord.py client until one is needed
+    assert DiscordChannel(gb.host)._client is None  # no discord.py client until one is needed
     gb.store.close()

@@ -28,6 +28,7 @@ class RecordingDesk(ChannelAdapter):
         super().__init__(app)
         self.posts: list[tuple[str, str]] = []
         self.thread_posts: list[tuple[str, str]] = []
+        self.member_checks = 0
 
     async def start(self) -> None:
         pass
@@ -43,6 +44,7 @@ class RecordingDesk(ChannelAdapter):
         self.thread_posts.append((thread, text))
 
     async def is_member(self, desk: HelpDesk, staff: str) -> bool:
+        self.member_checks += 1
         return staff in self.members
 
 
@@ -172,3 +174,88 @@ async def test_without_email_the_failure_is_kept_honestly(app: App) -> None:
     await app.helpdesks.sweep(datetime.now(UTC) + timedelta(hours=1))
     after = app.store.escalations("open")[0]
     assert after.delivery is not None and after.delivery.startswith("email failed: no email")
+
+
+async def test_every_staff_action_is_one_act_that_checks_membership_once(desk_app: App) -> None:
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    await say(desk_app, conv.id, "I want to talk to a person", "1")
+    esc_id = desk_app.store.escalations("open")[0].id or 0
+    desk = desk_of(desk_app)
+    for verb in ("take_over", "hand_back", "resolve"):
+        before = desk.member_checks
+        acted = await desk_app.host.act(verb, esc_id, "U_STAFF")
+        assert desk.member_checks == before + 1, verb
+    assert acted.escalation.status == "resolved"
+    with pytest.raises(HelpDeskError, match="not a staff action"):
+        await desk_app.host.act("delete", esc_id, "U_STAFF")
+    with pytest.raises(HelpDeskError, match="no escalation #99"):
+        await desk_app.host.act("take_over", 99, "U_STAFF")
+    # From a platform that is not the escalation's desk, the escalation is unknown.
+    with pytest.raises(HelpDeskError, match="has no desk on discord"):
+        await desk_app.host.act("take_over", esc_id, "U_STAFF", via="discord")
+
+
+async def test_a_redelivered_staff_message_is_relayed_once_even_after_a_restart(
+    desk_app: App, settings: Settings
+) -> None:
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    await say(desk_app, conv.id, "I want to talk to a person", "1")
+    esc_id = desk_app.store.escalations("open")[0].id or 0
+    events = desk_app.events.subscribe(conv.id)
+    relay = ("slack", "C0SUPPORT:500.2")
+
+    first = await desk_app.host.act("reply", esc_id, "U_STAFF", text="Hi, Sam here.", relay=relay)
+    again = await desk_app.host.act("reply", esc_id, "U_STAFF", text="Hi, Sam here.", relay=relay)
+    assert first.message is not None and not first.duplicate
+    assert again.duplicate and again.message is None
+    assert events.qsize() == 1  # the customer saw it once
+
+    # A fresh app on the same database (a restart) still knows the message was relayed.
+    fresh = App(settings, extra_plugins=[DeskPlugin()])
+    await fresh.start()
+    try:
+        later = await fresh.host.act("reply", esc_id, "U_STAFF", text="Hi, Sam here.", relay=relay)
+        assert later.duplicate
+        other = await fresh.host.act("reply", esc_id, "U_STAFF", text="More.", relay=("slack", "x"))
+        assert not other.duplicate
+    finally:
+        await fresh.stop()
+    staff = [m.text for m in desk_app.store.messages(conv.id) if m.role == "staff"]
+    assert staff == ["Hi, Sam here.", "More."]
+
+
+async def test_the_staff_api_acts_on_escalations_with_the_admin_token(
+    desk_app: App,
+) -> None:
+    from aiohttp.test_utils import TestClient, TestServer
+    from gatebot_web.server import build_web_app
+
+    desk_app.settings.admin_token = "staff-token"
+    conv, token = desk_app.store.create_conversation("web", with_token=True)
+    await say(desk_app, conv.id, "I want to talk to a person", "1")
+    esc_id = desk_app.store.escalations("open")[0].id or 0
+    staff = {"Authorization": "Bearer staff-token"}
+    async with TestClient(TestServer(build_web_app(desk_app.host), host="127.0.0.1")) as client:
+        url = f"/api/staff/escalations/{esc_id}"
+        customer = {"Authorization": f"Bearer {token}"}
+        refused = await client.post(f"{url}/take_over", json={"staff": "Sam"}, headers=customer)
+        assert refused.status == 401
+        # The admin token stands in for desk membership: "Sam" is no Slack member.
+        resp = await client.post(f"{url}/reply", json={"staff": "Sam", "text": "Hi"}, headers=staff)
+        body = await resp.json()
+        assert resp.status == 200 and body["escalation"]["status"] == "claimed"
+        assert body["escalation"]["staff"] == "Sam" and not body["duplicate"]
+        empty = await client.post(f"{url}/reply", json={"staff": "Sam"}, headers=staff)
+        assert empty.status == 400
+        done = await client.post(
+            f"{url}/resolve", json={"staff": "Sam", "outcome": "refunded"}, headers=staff
+        )
+        assert (await done.json())["escalation"]["outcome"] == "refunded"
+        again = await client.post(f"{url}/take_over", json={"staff": "Sam"}, headers=staff)
+        assert again.status == 409 and "is resolved" in (await again.json())["error"]["message"]
+        missing = await client.post(
+            "/api/staff/escalations/99/resolve", json={"staff": "Sam"}, headers=staff
+        )
+        assert missing.status == 404
+    stored = desk_app.store.messages(conv.id)
+    assert (stored[-1].role, stored[-1].author, stored[-1].text) == ("staff", "Sam", "Hi")

@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 from click.testing import CliRunner
 
 from bot import hookspecs
@@ -42,6 +44,7 @@ def install_fake_distribution(site: Path, name: str, module_source: str) -> None
 def test_every_hook_is_documented() -> None:
     assert set(HOOKS) == {
         "register_channels",
+        "register_routes",
         "register_model_providers",
         "register_tools",
         "register_retrievers",
@@ -194,6 +197,13 @@ class EverythingPlugin:
     def register_model_providers(self, register: Callable[[str, Any], None]) -> None:
         pass  # tests/test_agent.py registers real providers through this hook
 
+    @hookimpl
+    def register_routes(self, register: Callable[[str, str, Any], None], host: Any) -> None:
+        async def pack_name(request: web.Request) -> web.Response:
+            return web.json_response({"pack": host.pack.name})
+
+        register("get", "/everything/pack", pack_name)
+
 
 async def test_every_hook_reaches_the_app(settings: Settings) -> None:
     plugin = EverythingPlugin()
@@ -214,6 +224,18 @@ async def test_every_hook_reaches_the_app(settings: Settings) -> None:
     group = click.Group("gatebot")
     app.plugins.hook.register_commands(cli=group)
     assert CliRunner().invoke(group, ["ping"]).output == "pong\n"
+
+
+async def test_registered_routes_are_served_by_the_web_channel(settings: Settings) -> None:
+    from gatebot_web.server import build_web_app
+
+    app = App(settings, extra_plugins=[EverythingPlugin()])
+    method = next(m for m, path, _ in app.host.routes if path == "/everything/pack")
+    assert method == "GET"  # the host upper-cases what a plugin registers
+    async with TestClient(TestServer(build_web_app(app.host), host="127.0.0.1")) as client:
+        resp = await client.get("/everything/pack")
+        assert resp.status == 200 and await resp.json() == {"pack": app.pack.name}
+    app.store.close()
 
 
 async def test_unconfigured_email_fails_honestly(app: App) -> None:

@@ -512,7 +512,7 @@ async def test_socket_mode_acks_the_envelope_and_replies(
     try:
         channel = app.channel("slack")
         assert isinstance(channel, SlackChannel) and channel.settings.mode == "socket"
-        assert not any(path == "/slack/events" for _, path, _ in app.routes)
+        assert not any(path == "/slack/events" for _, path, _ in app.host.routes)
         (opened,) = slack.calls_to("apps.connections.open")
         assert opened.token == APP_TOKEN  # the app-level token, only for the websocket
         payload = {

@@ -77,7 +77,7 @@ def _channels(settings: Settings) -> Check:
     wanted = settings.channels
     parts = []
     for factory in app.registry.channels:
-        adapter = factory(app)
+        adapter = factory(app.host)
         if wanted is not None and adapter.name not in wanted:
             parts.append(f"{adapter.name} (off: not in GATEBOT_CHANNELS)")
         else:

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from bot.app import App
+from bot.extend.host import ChannelHost
 
 
 class ChannelAdapter(ABC):
     """A platform's receive/send loop. ``start`` begins listening; ``stop`` ends it.
 
-    An adapter hands each customer message to ``app.agent.handle(...)`` and renders the replies it
-    gets back (text and cards) in its platform's idiom. ``send`` delivers a message that did
-    not come from a turn (a staff reply relayed from a help desk).
+    An adapter is built with the :class:`bot.extend.host.ChannelHost`, never the app. It hands
+    each customer message to ``host.handle(...)`` and renders the replies it gets back (text and
+    cards) in its platform's idiom. ``send`` delivers a message that did not come from a turn (a
+    staff reply relayed from a help desk). A help-desk platform also implements
+    :class:`bot.helpdesk.HelpDeskChannel` and sends staff actions to ``host.act(...)``.
     """
 
     name: str = ""
 
-    def __init__(self, app: App) -> None:
-        self.app = app
+    def __init__(self, host: ChannelHost) -> None:
+        self.host = host
+
+    @property
+    def app(self) -> ChannelHost:
+        """The host, under the name adapters written before it used (``factory(app)``)."""
+        return self.host
 
     @property
     def configured(self) -> bool:
@@ -38,4 +44,4 @@ class ChannelAdapter(ABC):
 
     async def send(self, conversation_id: str, replies: list[dict[str, Any]]) -> None:
         """Deliver replies outside a turn. Adapters whose customers poll may keep the default."""
-        self.app.events.publish(conversation_id, {"type": "replies", "replies": replies})
+        self.host.events.publish(conversation_id, {"type": "replies", "replies": replies})

@@ -22,7 +22,16 @@ from sqlmodel import Session, col, select
 from bot.errors import StoreError
 from bot.store.flowruns import FlowRunsMixin
 from bot.store.migrations import applied, migrate
-from bot.store.models import Conversation, Escalation, FlowCheckpoint, FlowRun, Message, Turn, now
+from bot.store.models import (
+    Conversation,
+    Escalation,
+    FlowCheckpoint,
+    FlowRun,
+    Message,
+    StaffRelay,
+    Turn,
+    now,
+)
 
 __all__ = [
     "Conversation",
@@ -30,6 +39,7 @@ __all__ = [
     "FlowCheckpoint",
     "FlowRun",
     "Message",
+    "StaffRelay",
     "Store",
     "Turn",
     "normalise_url",
@@ -195,6 +205,38 @@ class Store(FlowRunsMixin):
             s.add(msg)
             s.commit()
         return msg
+
+    def add_staff_message(
+        self, conversation_id: str, channel: str, text: str, staff: str, relay: tuple[str, str]
+    ) -> Message | None:
+        """A staff reply, stored with its help-desk message id ``relay`` = (platform, id) in one
+        transaction. None when that id was relayed before: a redelivery, relayed once only."""
+        msg = Message(
+            conversation_id=conversation_id,
+            channel=channel,
+            role="staff",
+            text=text,
+            status="sent",
+            author=staff,
+        )
+        with self.session() as s:
+            s.add(msg)
+            s.flush()
+            s.add(StaffRelay(channel=relay[0], external_id=relay[1], message_id=msg.id or 0))
+            try:
+                s.commit()
+            except IntegrityError:
+                s.rollback()
+                return None
+        return msg
+
+    def staff_relayed(self, channel: str, external_id: str) -> bool:
+        """Whether the help desk's message ``external_id`` on ``channel`` was relayed already."""
+        with self.session() as s:
+            stmt = select(StaffRelay.id).where(
+                StaffRelay.channel == channel, StaffRelay.external_id == external_id
+            )
+            return s.exec(stmt).first() is not None
 
     def pending(self) -> list[Message]:
         """Customer messages stored but never answered (a crash mid-turn); oldest first."""

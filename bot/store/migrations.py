@@ -221,6 +221,24 @@ def m005_flows(conn: Connection) -> None:
     md.create_all(conn)
 
 
+@migration
+def m006_staff_relays(conn: Connection) -> None:
+    """Staff messages relayed to customers, unique by the help desk's message id, so a
+    redelivery is never relayed twice (before, each process remembered them in memory)."""
+    md = sa.MetaData()
+    sa.Table(
+        "staff_relays",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("channel", sa.String(32), nullable=False),
+        sa.Column("external_id", sa.String(255), nullable=False),
+        sa.Column("message_id", sa.Integer, nullable=False),  # the staff message it became
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("channel", "external_id", name="uq_staff_relays_channel_external"),
+    )
+    md.create_all(conn)
+
+
 _applied = sa.Table(
     "schema_migrations",
     sa.MetaData(),

@@ -90,6 +90,22 @@ class Escalation(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=now)
 
 
+class StaffRelay(SQLModel, table=True):
+    """A staff message relayed to a customer, by the help-desk platform's own message id: a
+    redelivery (a Slack retry, a gateway replay), even after a restart, finds it and relays
+    nothing."""
+
+    __tablename__ = "staff_relays"
+    __table_args__ = (
+        UniqueConstraint("channel", "external_id", name="uq_staff_relays_channel_external"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    channel: str = Field(max_length=32)  # the help desk's platform (slack, discord)
+    external_id: str = Field(max_length=255)
+    message_id: int  # the staff message it became
+    created_at: datetime = Field(default_factory=now)
+
+
 class KnowledgePassage(SQLModel, table=True):
     """One citable passage of a pack (gatebot_knowledge): an FAQ entry or a document piece."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from gatebot_catalog.spec import load_catalog
@@ -15,9 +16,10 @@ from gatebot_demo_api.server import PREFIX, DemoApi
 log = logging.getLogger(__name__)
 
 
-def demo_for(app: Any) -> DemoApi | None:
-    """The demo API the app's pack asks for, or None (the pack declares no demo API)."""
-    catalog = load_catalog(app.pack.root)
+def demo_for(host: Any) -> DemoApi | None:
+    """The demo API the pack asks for (``host.pack``; the app or the channel host), or None
+    (the pack declares no demo API)."""
+    catalog = load_catalog(host.pack.root)
     api = catalog.demo_api() if catalog is not None else None
     if api is None:
         return None
@@ -28,10 +30,10 @@ def demo_for(app: Any) -> DemoApi | None:
 
 
 @hookimpl
-def startup(app: Any) -> None:
-    # startup runs before channels start, so the web channel serves these routes.
-    demo = demo_for(app)
+def register_routes(register: Callable[[str, str, Any], None], host: Any) -> None:
+    demo = demo_for(host)
     if demo is None:
         return
-    app.routes.extend(demo.routes())
+    for method, path, handler in demo.routes():
+        register(method, path, handler)
     log.info("serving the DEMO orders API under %s (in memory, reset at every start)", PREFIX)

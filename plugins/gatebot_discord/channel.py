@@ -13,12 +13,13 @@ import asyncio
 import contextlib
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
 from bot.errors import ConfigError
 from bot.extend.channel import ChannelAdapter
+from bot.extend.host import ChannelHost
 from bot.packs.model import HelpDesk
 from bot.store import Escalation
 from gatebot_discord.handlers import Handlers
@@ -30,9 +31,6 @@ from gatebot_discord.render import (
     split_text,
     truncate,
 )
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +66,8 @@ def _snowflake(raw: str | None, name: str) -> int | None:
 class DiscordChannel(ChannelAdapter):
     name = "discord"
 
-    def __init__(self, app: App, client: discord.Client | None = None) -> None:
-        super().__init__(app)
+    def __init__(self, host: ChannelHost, client: discord.Client | None = None) -> None:
+        super().__init__(host)
         self._token = os.environ.get("DISCORD_BOT_TOKEN", "").strip()  # never logged
         self.staff_role = _snowflake(
             os.environ.get("DISCORD_STAFF_ROLE_ID"), "DISCORD_STAFF_ROLE_ID"
@@ -160,7 +158,7 @@ class DiscordChannel(ChannelAdapter):
     async def send(self, conversation_id: str, replies: list[dict[str, Any]]) -> None:
         """Replies from outside a turn (a staff reply): into the customer's thread or DM."""
         await super().send(conversation_id, replies)  # live events, as for every channel
-        conv = self.app.store.get_conversation(conversation_id)
+        conv = self.host.conversation(conversation_id)
         if conv is None or conv.channel != self.name or not conv.external_id:
             return
         await self.post(await self.messageable(conv.external_id), replies)
@@ -223,10 +221,6 @@ class DiscordChannel(ChannelAdapter):
                 f"help desk {desk.name!r}: {desk.target} is not a text channel the bot can see"
             )
         return channel
-
-    def desk_of(self, escalation: Escalation) -> HelpDesk | None:
-        desk = next((h for h in self.app.pack.helpdesks if h.name == escalation.helpdesk), None)
-        return desk if desk is not None and desk.channel == self.name else None
 
     async def post_escalation(self, desk: HelpDesk, escalation: Escalation, summary: str) -> str:
         """Post the escalation with its buttons, open a thread on it, and return the thread's id.

@@ -15,13 +15,13 @@ import asyncio
 import functools
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, ParamSpec
+from typing import Any, ParamSpec, Protocol
 
 import discord
 
-from bot.helpdesk import HelpDeskError
+from bot.extend.host import ChannelHost
+from bot.helpdesk import HelpDeskError, NotAMember, UnknownEscalation
 from bot.store import Conversation, Escalation
 from gatebot_discord.render import (
     HAND_BACK,
@@ -32,15 +32,9 @@ from gatebot_discord.render import (
     thread_name,
 )
 
-if TYPE_CHECKING:
-    from gatebot_discord.channel import DiscordChannel
-
 log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
-
-#: Staff messages remembered against a gateway redelivery (customer messages have the inbox).
-RECENT_STAFF_MESSAGES = 1024
 
 #: Ordinary messages; joins, pins, thread notices and the like are not someone talking.
 _CHAT = (discord.MessageType.default, discord.MessageType.reply)
@@ -75,15 +69,37 @@ def without_mentions(content: str, user_id: int) -> str:
     return re.sub(rf"<@!?{user_id}>", " ", content).strip()
 
 
+class DiscordSide(Protocol):
+    """What the handlers need of the Discord adapter (``DiscordChannel``), which owns them."""
+
+    name: str
+    host: ChannelHost
+
+    @property
+    def client(self) -> discord.Client: ...
+
+    def connected(self) -> None: ...
+
+    async def post(
+        self,
+        where: discord.abc.Messageable,
+        replies: list[dict[str, Any]],
+        reference: discord.Message | None = None,
+    ) -> None: ...
+
+    async def notice(self, where: discord.abc.Messageable, text: str) -> None: ...
+
+    async def messageable(self, channel_id: str) -> discord.abc.Messageable: ...
+
+
 class Handlers:
-    def __init__(self, adapter: DiscordChannel) -> None:
+    def __init__(self, adapter: DiscordSide) -> None:
         self.adapter = adapter
-        self.app = adapter.app
+        self.host = adapter.host
         # A gateway redelivery can arrive while the first copy's turn still runs (before the
         # inbox has it): the second copy is dropped here rather than opening a second thread.
         self._in_flight: set[int] = set()
         self._opening = asyncio.Lock()
-        self._relayed: OrderedDict[int, None] = OrderedDict()
 
     @guarded
     async def on_ready(self) -> None:
@@ -95,7 +111,7 @@ class Handlers:
             return  # other bots, and our own posts: answering them could loop forever
         channel = message.channel
         if isinstance(channel, discord.Thread):
-            escalation = self.app.store.find_escalation(str(channel.id))
+            escalation = self.host.find_escalation(str(channel.id))
             if escalation is not None:
                 await self._staff_message(message, escalation)
                 return
@@ -103,7 +119,7 @@ class Handlers:
             # A desk whose thread could not be created: staff answer by replying to the post
             # (the post's id is the escalation's thread id; see DiscordChannel.post_escalation).
             ref = message.reference.message_id
-            escalation = self.app.store.find_escalation(str(ref)) if ref else None
+            escalation = self.host.find_escalation(str(ref)) if ref else None
             if escalation is not None:
                 await self._staff_message(message, escalation)
                 return
@@ -127,7 +143,7 @@ class Handlers:
         if me is None:
             return
         channel = message.channel
-        in_conversation = isinstance(channel, discord.Thread) and self.app.store.find_conversation(
+        in_conversation = isinstance(channel, discord.Thread) and self.host.find_conversation(
             self.adapter.name, str(channel.id)
         )
         if not (message.guild is None or in_conversation or mentions(message, me.id)):
@@ -143,18 +159,18 @@ class Handlers:
 
     async def _turn(self, message: discord.Message, text: str) -> None:
         key = str(message.id)  # the inbox key: a redelivered message is found, not re-run
-        earlier = self.app.store.find_message(self.adapter.name, key)
+        earlier = self.host.find_message(self.adapter.name, key)
         where: discord.abc.Messageable | None = None
         reference: discord.Message | None = None
         if earlier is not None:
-            conv = self.app.store.get_conversation(earlier.conversation_id)
+            conv = self.host.conversation(earlier.conversation_id)
             if conv is None:
                 return
         else:
             conv, where = await self._open(message, text)
             if where is message.channel and message.guild is not None:
                 reference = message  # answering in a busy channel: say which message
-        result = await self.app.agent.handle(conv, text, key, inbox_key=key)
+        result = await self.host.handle(conv, text, key, inbox_key=key)
         if result.duplicate:
             log.info("discord message %s was delivered again; it was answered already", key)
             return
@@ -177,7 +193,7 @@ class Handlers:
         external = str(where.id)
         name = self.adapter.name
         async with self._opening:  # two first messages at once must not make two conversations
-            conv = self.app.store.conversation_for(name, external)
+            conv = self.host.conversation_for(name, external)
         return conv, where
 
     async def _start_thread(
@@ -197,14 +213,14 @@ class Handlers:
 
     async def _staff_message(self, message: discord.Message, escalation: Escalation) -> None:
         text = message.content.strip()
-        if not text or message.id in self._relayed:
-            return  # a redelivered staff message must not reach the customer twice
-        self._relayed[message.id] = None
-        if len(self._relayed) > RECENT_STAFF_MESSAGES:
-            self._relayed.popitem(last=False)
+        if not text:
+            return
         staff = str(message.author.id)
+        # The message's own id: a redelivered staff message, even after a restart, reaches the
+        # customer once.
+        relay = (self.adapter.name, str(message.id))
         try:
-            await self.app.helpdesks.staff_reply(escalation.id or 0, staff, text)
+            await self.host.act("reply", escalation.id or 0, staff, text=text, relay=relay)
         except HelpDeskError as exc:
             await self.adapter.notice(message.channel, f"Not sent to the customer: {exc}.")
         except discord.HTTPException as exc:
@@ -214,22 +230,12 @@ class Handlers:
 
     async def _desk_action(self, action: str, escalation_id: int, staff: str) -> str:
         """Run a button's action; the answer is what the presser alone sees."""
-        escalation = self.app.store.get_escalation(escalation_id)
-        desk = self.adapter.desk_of(escalation) if escalation is not None else None
-        if desk is None:
-            return f"Escalation #{escalation_id} is not known here."
-        # HelpDesks checks membership on take over only; hand back and resolve are staff
-        # actions too, so all three are checked here.
-        if not await self.adapter.is_member(desk, staff):
-            return f"Only members of the {desk.name} help desk can do that."
-        desks = self.app.helpdesks
         try:
-            if action == TAKE_OVER:
-                await desks.take_over(escalation_id, staff)
-            elif action == HAND_BACK:
-                await desks.hand_back(escalation_id, staff)
-            else:
-                await desks.resolve(escalation_id, staff)
+            await self.host.act(action, escalation_id, staff, via=self.adapter.name)
+        except UnknownEscalation:
+            return f"Escalation #{escalation_id} is not known here."
+        except NotAMember as exc:
+            return f"Only members of the {exc.desk} help desk can do that."
         except HelpDeskError as exc:
             return f"Could not {LABELS[action].lower()}: {exc}."
         return _DONE[action].format(id=escalation_id)

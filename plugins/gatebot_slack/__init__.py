@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.hookspecs import hookimpl
-from gatebot_slack.channel import SlackChannel
+from gatebot_slack.channel import EVENTS_PATH, SlackChannel, events_route
+from gatebot_slack.config import SlackSettings
 
 __all__ = ["SlackChannel"]
 
@@ -20,3 +21,10 @@ __all__ = ["SlackChannel"]
 @hookimpl
 def register_channels(register: Callable[[Any], None]) -> None:
     register(SlackChannel)
+
+
+@hookimpl
+def register_routes(register: Callable[[str, str, Any], None], host: Any) -> None:
+    # HTTP mode only: Socket Mode takes its events over a websocket, and must not expose this.
+    if SlackSettings.from_env().mode == "http":
+        register("POST", EVENTS_PATH, events_route(host))

@@ -13,7 +13,7 @@ import logging
 import weakref
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -25,15 +25,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import ConfigError
 from bot.extend.channel import ChannelAdapter
+from bot.extend.host import ChannelHost, Handler
 from bot.helpdesk import HelpDeskError
 from bot.packs.model import HelpDesk
 from bot.store import Conversation, Escalation
 from gatebot_slack import blocks
 from gatebot_slack.config import SlackError, SlackSettings
 from gatebot_slack.inbound import Inbound
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +70,24 @@ def split_thread(thread: str) -> tuple[str, str]:
     return channel, ts
 
 
+def events_route(host: ChannelHost) -> Handler:
+    """``POST /slack/events`` for ``register_routes``: handed to the Slack adapter while it runs
+    (it is built only when channels start, after routes are registered)."""
+
+    async def slack_events(request: web.Request) -> web.Response:
+        adapter = host.channel(SlackChannel.name)
+        if not isinstance(adapter, SlackChannel):
+            return web.json_response({"error": "the slack channel is not running"}, status=503)
+        return await adapter.handle_http(request)
+
+    return slack_events
+
+
 class SlackChannel(ChannelAdapter):
     name = "slack"
 
-    def __init__(self, app: App) -> None:
-        super().__init__(app)
+    def __init__(self, host: ChannelHost) -> None:
+        super().__init__(host)
         self.settings = SlackSettings.from_env()
         self.bolt: AsyncApp | None = None
         self.client: AsyncWebClient | None = None
@@ -88,9 +99,6 @@ class SlackChannel(ChannelAdapter):
         self._thread_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
-        if self.settings.mode == "http":
-            # Adapters are built before any starts, so the web channel serves this route.
-            app.routes.append(("POST", EVENTS_PATH, self.handle_http))
 
     @property
     def configured(self) -> bool:
@@ -105,7 +113,7 @@ class SlackChannel(ChannelAdapter):
             # the way of the other channels.
             log.warning("slack channel not started: %s", "; ".join(problems))
             return
-        if self.settings.mode == "http" and self.app.channel("web") is None:
+        if self.settings.mode == "http" and self.host.channel("web") is None:
             raise ConfigError(
                 "SLACK_MODE=http needs the web channel to serve /slack/events: add web to "
                 "GATEBOT_CHANNELS, or use Socket Mode (SLACK_MODE=socket and SLACK_APP_TOKEN)"
@@ -259,7 +267,7 @@ class SlackChannel(ChannelAdapter):
     async def send(self, conversation_id: str, replies: list[dict[str, Any]]) -> None:
         """Staff replies to a Slack customer: into the customer's thread."""
         await super().send(conversation_id, replies)  # live watchers see it too
-        conv = self.app.store.get_conversation(conversation_id)
+        conv = self.host.conversation(conversation_id)
         if conv is None or conv.channel != self.name or not conv.external_id:
             return
         channel, thread_ts = split_thread(conv.external_id)
@@ -275,7 +283,7 @@ class SlackChannel(ChannelAdapter):
             lock = self._thread_locks[thread] = asyncio.Lock()
         async with lock:
             # The store's get-or-create also holds across processes (a unique index decides).
-            return self.app.store.conversation_for(self.name, thread)
+            return self.host.conversation_for(self.name, thread)
 
     # -- the help-desk protocol (bot.helpdesk.HelpDeskChannel) ---------------------------------
 

@@ -20,25 +20,46 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
+from bot.extend.host import ChannelHost
 from bot.helpdesk import HelpDeskError
-from bot.store import Escalation
+from bot.store import Conversation, Escalation
 from gatebot_slack import blocks
-
-if TYPE_CHECKING:
-    from gatebot_slack.channel import SlackChannel
 
 log = logging.getLogger(__name__)
 
-#: Staff messages already relayed, by "<channel>:<ts>". A staff reply is not an inbox message,
-#: so this is what keeps a redelivered one from reaching the customer twice.
-SEEN_STAFF_MESSAGES = 1000
+#: What a help-desk button says in the desk's thread once done.
+_DONE = {
+    "take_over": "<@{user}> took over: the agent is paused, and replies in this thread go to the "
+    "customer.",
+    "hand_back": "<@{user}> handed the conversation back to the agent.",
+    "resolve": "<@{user}> resolved this escalation.",
+}
+
+
+class SlackSide(Protocol):
+    """What the inbound side needs of the Slack adapter (``SlackChannel``), which owns it."""
+
+    name: str
+    host: ChannelHost
+    bot_user_id: str | None
+
+    def spawn(self, work: Coroutine[Any, Any, None], what: str) -> None: ...
+
+    async def conversation_for(self, thread: str) -> Conversation: ...
+
+    async def post_replies(
+        self, channel: str, thread_ts: str, replies: list[dict[str, Any]]
+    ) -> None: ...
+
+    async def note(self, thread: str, text: str) -> None: ...
+
+    async def whisper(self, channel: str, user: str, text: str, thread_ts: str | None) -> None: ...
 
 
 def _from_a_person(event: dict[str, Any]) -> bool:
@@ -58,9 +79,9 @@ def _retry(request: AsyncBoltRequest) -> str | None:
 
 
 class Inbound:
-    def __init__(self, channel: SlackChannel) -> None:
+    def __init__(self, channel: SlackSide) -> None:
         self.channel = channel
-        self._staff_seen: OrderedDict[str, None] = OrderedDict()
+        self.host = channel.host
 
     def register(self, bolt: AsyncApp) -> None:
         bolt.event("message")(self.on_message)
@@ -120,7 +141,7 @@ class Inbound:
     def _escalation_of(self, channel: str, thread_ts: str | None) -> Escalation | None:
         if not thread_ts:
             return None
-        return self.channel.app.store.find_escalation(f"{channel}:{thread_ts}")
+        return self.host.find_escalation(f"{channel}:{thread_ts}")
 
     async def message(self, event: dict[str, Any]) -> None:
         channel, ts, thread_ts = event["channel"], event["ts"], event.get("thread_ts")
@@ -129,9 +150,7 @@ class Inbound:
             await self.staff_message(esc, event)
         elif event.get("channel_type") == "im":
             await self.customer_message(channel, thread_ts or ts, ts, event.get("text") or "")
-        elif thread_ts and self.channel.app.store.find_conversation(
-            self.channel.name, f"{channel}:{thread_ts}"
-        ):
+        elif thread_ts and self.host.find_conversation(self.channel.name, f"{channel}:{thread_ts}"):
             await self.customer_message(channel, thread_ts, ts, event.get("text") or "")
         # Anything else in a channel is people talking among themselves.
 
@@ -152,63 +171,31 @@ class Inbound:
             return  # a bare mention
         conv = await self.channel.conversation_for(f"{channel}:{thread_ts}")
         key = f"{channel}:{ts}"
-        result = await self.channel.app.agent.handle(conv, text, key, inbox_key=key)
+        result = await self.host.handle(conv, text, key, inbox_key=key)
         if result.duplicate:
             log.info("slack: message %s was answered before; nothing posted", key)
             return
         await self.channel.post_replies(channel, thread_ts, result.replies)
 
-    def _first_time(self, key: str) -> bool:
-        if key in self._staff_seen:
-            return False
-        self._staff_seen[key] = None
-        if len(self._staff_seen) > SEEN_STAFF_MESSAGES:
-            self._staff_seen.popitem(last=False)
-        return True
-
     async def staff_message(self, esc: Escalation, event: dict[str, Any]) -> None:
         channel, ts, user = event["channel"], event["ts"], event["user"]
-        if not self._first_time(f"{channel}:{ts}"):
-            return
         text = blocks.plain_text(event.get("text") or "").strip()
         if not text:
             return
         try:
-            await self.channel.app.helpdesks.staff_reply(esc.id or 0, user, text)
+            # The message's own id: a redelivery (even after a restart) is relayed once.
+            relay = (self.channel.name, f"{channel}:{ts}")
+            await self.host.act("reply", esc.id or 0, user, text=text, relay=relay)
         except HelpDeskError as exc:
             await self.channel.whisper(
                 channel, user, f"Not sent to the customer: {exc}", event.get("thread_ts")
             )
 
     async def desk_action(self, verb: str, escalation_id: int, user: str, where: str) -> None:
-        app = self.channel.app
-        esc = app.store.get_escalation(escalation_id)
         try:
-            if esc is None:
-                raise HelpDeskError(f"no escalation #{escalation_id}")
-            if verb == "take_over":  # take_over checks membership itself
-                await app.helpdesks.take_over(escalation_id, user)
-                line = (
-                    f"<@{user}> took over: the agent is paused, and replies in this thread "
-                    "go to the customer."
-                )
-            else:
-                await self._require_member(esc, user)
-                if verb == "hand_back":
-                    await app.helpdesks.hand_back(escalation_id, user)
-                    line = f"<@{user}> handed the conversation back to the agent."
-                else:
-                    await app.helpdesks.resolve(escalation_id, user)
-                    line = f"<@{user}> resolved this escalation."
+            acted = await self.host.act(verb, escalation_id, user)
         except HelpDeskError as exc:
             await self.channel.whisper(where, user, f"Not done: {exc}", None)
             return
-        if esc.thread:
-            await self.channel.note(esc.thread, line)
-
-    async def _require_member(self, esc: Escalation, user: str) -> None:
-        """HelpDesks checks membership on take-over only; hand back and resolve change the
-        conversation as much, so they are held to the same rule here."""
-        desk = next((h for h in self.channel.app.pack.helpdesks if h.name == esc.helpdesk), None)
-        if desk is not None and not await self.channel.is_member(desk, user):
-            raise HelpDeskError(f"{user} is not a member of the {desk.name} help desk")
+        if acted.escalation.thread:
+            await self.channel.note(acted.escalation.thread, _DONE[verb].format(user=user))

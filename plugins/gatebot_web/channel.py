@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from bot.extend.channel import ChannelAdapter
+from bot.extend.host import ChannelHost
 from gatebot_web.server import build_web_app
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 log = logging.getLogger(__name__)
 
@@ -19,14 +16,14 @@ log = logging.getLogger(__name__)
 class WebChannel(ChannelAdapter):
     name = "web"
 
-    def __init__(self, app: App) -> None:
-        super().__init__(app)
+    def __init__(self, host: ChannelHost) -> None:
+        super().__init__(host)
         self.runner: web.AppRunner | None = None
         self.port: int | None = None
 
     async def start(self) -> None:
-        settings = self.app.settings
-        self.runner = web.AppRunner(build_web_app(self.app), access_log=None)
+        settings = self.host.settings
+        self.runner = web.AppRunner(build_web_app(self.host), access_log=None)
         await self.runner.setup()
         site = web.TCPSite(self.runner, settings.host, settings.port)
         await site.start()

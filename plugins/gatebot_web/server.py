@@ -14,16 +14,15 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aiohttp import WSMsgType, web
 
+from bot.extend.host import ChannelHost
 from bot.store import Conversation
+from gatebot_web.errors import ApiError, error_response
 from gatebot_web.ratelimit import RateLimiter
 from gatebot_web.staff import add_staff_routes
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 log = logging.getLogger(__name__)
 
@@ -31,24 +30,10 @@ STATIC = Path(__file__).parent / "static"
 MAX_TEXT = 4000
 MAX_BODY = 64 * 1024
 MAX_CLIENT_ID = 200
-APP_KEY = web.AppKey("gatebot", object)
+HOST_KEY = web.AppKey("gatebot", ChannelHost)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
 SOCKETS_KEY: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("sockets")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
-        super().__init__(message)
-        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
-
-
-def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None
-) -> web.Response:
-    resp = web.json_response({"error": {"code": code, "message": message}}, status=status)
-    resp.headers.update(headers or {})
-    return resp
 
 
 _CODES = {
@@ -63,7 +48,7 @@ _CODES = {
 
 @web.middleware
 async def errors_and_cors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    gb: App = request.app[APP_KEY]  # type: ignore[assignment]
+    gb = _host(request)
     started = time.perf_counter()
     if request.method == "OPTIONS":
         resp: web.StreamResponse = web.Response(status=204)
@@ -98,16 +83,22 @@ async def errors_and_cors(request: web.Request, handler: Handler) -> web.StreamR
     return resp
 
 
-def _app(request: web.Request) -> App:
-    return request.app[APP_KEY]  # type: ignore[return-value]
+class HasHost(Protocol):
+    """The app, as tests hand it to :func:`build_web_app`; the server uses only its host."""
+
+    host: ChannelHost
+
+
+def _host(request: web.Request) -> ChannelHost:
+    return request.app[HOST_KEY]
 
 
 def _conversation(request: web.Request, token: str | None) -> Conversation:
-    gb = _app(request)
-    conv = gb.store.get_conversation(request.match_info["id"])
+    gb = _host(request)
+    conv = gb.conversation(request.match_info["id"])
     if conv is None or conv.channel != "web":
         raise ApiError(404, "not_found", "no such conversation")
-    if not token or not gb.store.token_matches(conv, token):
+    if not token or not gb.token_matches(conv, token):
         raise ApiError(401, "unauthorized", "missing or wrong conversation token")
     return conv
 
@@ -132,17 +123,17 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
 
 
 async def create_conversation(request: web.Request) -> web.Response:
-    gb = _app(request)
+    gb = _host(request)
     body = await _json_body(request)
     language = body.get("language", gb.pack.language)
     if not isinstance(language, str) or len(language) > 8:
         raise ApiError(400, "bad_request", "language must be a short language code like 'en'")
-    conv, token = gb.store.create_conversation("web", with_token=True, language=language)
+    conv, token = gb.create_conversation("web", language)
     return web.json_response({"id": conv.id, "token": token}, status=201)
 
 
 async def post_message(request: web.Request) -> web.Response:
-    gb = _app(request)
+    gb = _host(request)
     conv = _conversation(request, _bearer(request))
     body = await _json_body(request)
     text, client_id = body.get("text"), body.get("client_message_id")
@@ -157,7 +148,7 @@ async def post_message(request: web.Request) -> web.Response:
     if len(text) > MAX_TEXT:
         raise ApiError(413, "too_large", f"text is {len(text)} characters; the limit is {MAX_TEXT}")
     inbox_key = f"{conv.id}:{client_id}"
-    earlier = gb.store.find_message("web", inbox_key)
+    earlier = gb.find_message("web", inbox_key)
     if earlier is None:
         allowed, wait = request.app[LIMITER_KEY].allow(conv.id)
         if not allowed:
@@ -167,14 +158,14 @@ async def post_message(request: web.Request) -> web.Response:
                 "too many messages; wait a little and resend",
                 {"Retry-After": str(max(1, round(wait)))},
             )
-    result = await gb.agent.handle(conv, text, client_id, inbox_key=inbox_key)
+    result = await gb.handle(conv, text, client_id, inbox_key=inbox_key)
     return web.json_response(
         {"replies": result.replies, "turn": result.record, "duplicate": result.duplicate}
     )
 
 
 async def get_conversation(request: web.Request) -> web.Response:
-    gb = _app(request)
+    gb = _host(request)
     conv = _conversation(request, _bearer(request))
     messages = [
         {
@@ -184,9 +175,9 @@ async def get_conversation(request: web.Request) -> web.Response:
             "status": m.status,
             "created_at": m.created_at.isoformat(),
         }
-        for m in gb.store.messages(conv.id)
+        for m in gb.messages(conv.id)
     ]
-    turns = [t.record for t in gb.store.turns(conv.id)]
+    turns = [t.record for t in gb.turns(conv.id)]
     return web.json_response(
         {
             "id": conv.id,
@@ -201,7 +192,7 @@ async def get_conversation(request: web.Request) -> web.Response:
 async def events(request: web.Request) -> web.StreamResponse:
     """Live events for one conversation. Browsers cannot set headers on a websocket, so the token
     may also come as ``?token=``."""
-    gb = _app(request)
+    gb = _host(request)
     conv = _conversation(request, _bearer(request) or request.query.get("token"))
     ws = web.WebSocketResponse(heartbeat=30)
     await ws.prepare(request)
@@ -241,16 +232,16 @@ async def events(request: web.Request) -> web.StreamResponse:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    gb = _app(request)
+    gb = _host(request)
     try:
-        await asyncio.to_thread(gb.store.ping)
+        await asyncio.to_thread(gb.ping)
     except Exception as exc:
         return web.json_response({"status": "error", "database": str(exc)[:200]}, status=503)
     return web.json_response({"status": "ok", "database": "ok", **gb.info()})
 
 
 async def metrics(request: web.Request) -> web.Response:
-    gb = _app(request)
+    gb = _host(request)
     gb.metrics.set("gatebot_websocket_subscribers", gb.events.subscriber_count())
     return web.Response(
         text=gb.metrics.render(),
@@ -276,9 +267,11 @@ async def _close_sockets(app: web.Application) -> None:
         await ws.close(code=1001, message=b"server shutting down")
 
 
-def build_web_app(gb: App) -> web.Application:
+def build_web_app(host: ChannelHost | HasHost) -> web.Application:
+    """The widget's server over ``host``; given the app (as tests do), over the app's host."""
+    gb = host if isinstance(host, ChannelHost) else host.host
     app = web.Application(middlewares=[errors_and_cors], client_max_size=MAX_BODY)
-    app[APP_KEY] = gb
+    app[HOST_KEY] = gb
     app[LIMITER_KEY] = RateLimiter(limit=20, window=60.0)
     app[SOCKETS_KEY] = weakref.WeakSet()
     app.on_shutdown.append(_close_sockets)
@@ -287,13 +280,13 @@ def build_web_app(gb: App) -> web.Application:
     )
     gb.metrics.describe("gatebot_http_request_seconds", "histogram", "HTTP request time, by route.")
     gb.metrics.describe("gatebot_websocket_subscribers", "gauge", "Open live-event websockets.")
-    for method, path, handler in gb.routes:  # other plugins' endpoints, e.g. /slack/events
+    for method, path, handler in gb.routes:  # register_routes: /slack/events, /demo-api/...
         app.router.add_route(method, path, handler)
     app.router.add_post("/api/conversations", create_conversation)
     app.router.add_post("/api/conversations/{id}/messages", post_message)
     app.router.add_get("/api/conversations/{id}", get_conversation)
     app.router.add_get("/api/conversations/{id}/events", events)
-    add_staff_routes(app, gb, ApiError, _bearer, _json_body)
+    add_staff_routes(app, gb, _bearer, _json_body)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/widget.js", widget_js)

@@ -1,115 +1,155 @@
-"""The staff REST API for flows: list and show flows, runs and their checkpoints, and fork.
+"""The staff REST API: flows (list and show flows, runs and their checkpoints, and fork) and
+help-desk actions on escalations (take over, reply, hand back, resolve).
 
 Every route needs ``Authorization: Bearer $GATEBOT_ADMIN_TOKEN``. A customer's conversation token
 is a different secret and never opens it. With no admin token configured the staff API is off:
-each route answers 403 saying so.
+each route answers 403 saying so. The admin token stands in for help-desk membership, so an
+escalation action here is not checked against a desk's channel.
 """
 
 from __future__ import annotations
 
 import hmac
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
+from bot.extend.host import ChannelHost
 from bot.flows import service
+from bot.helpdesk import VERBS, HelpDeskError, UnknownEscalation, describe
+from gatebot_web.errors import ApiError
 
-if TYPE_CHECKING:
-    from bot.app import App
-
-
-def _admin_token(gb: App) -> str | None:
-    return gb.settings.admin_token or os.environ.get("GATEBOT_ADMIN_TOKEN") or None
+Bearer = Callable[[web.Request], str | None]
+Body = Callable[[web.Request], Awaitable[dict[str, Any]]]
 
 
-def add_staff_routes(app: web.Application, gb: App, api_error: Any, bearer: Any, body: Any) -> None:
-    """Wire the routes; ``api_error``, ``bearer`` and ``body`` are the server's own helpers."""
+def _admin_token(host: ChannelHost) -> str | None:
+    return host.settings.admin_token or os.environ.get("GATEBOT_ADMIN_TOKEN") or None
 
-    def authorise(request: web.Request) -> None:
-        expected = _admin_token(gb)
+
+def _op_error(exc: service.FlowOpError) -> ApiError:
+    code = {400: "bad_request", 404: "not_found", 409: "conflict"}.get(exc.status, "error")
+    return ApiError(exc.status, code, str(exc))
+
+
+def _fork_args(data: dict[str, Any]) -> dict[str, Any]:
+    """The fork's keywords from the request body, each checked; a bad one is a 400."""
+    at_step, at_cp = data.get("at_step"), data.get("at_checkpoint")
+    if (at_step is None) == (at_cp is None):
+        raise ApiError(400, "bad_request", "give exactly one of at_step or at_checkpoint")
+    if at_step is not None and not isinstance(at_step, str):
+        raise ApiError(400, "bad_request", "at_step must be a step id")
+    if at_cp is not None and (not isinstance(at_cp, int) or isinstance(at_cp, bool)):
+        raise ApiError(400, "bad_request", "at_checkpoint must be an integer index")
+    output, allow = data.get("output"), data.get("allow_side_effects", False)
+    if output is not None and not isinstance(output, dict):
+        raise ApiError(400, "bad_request", "output must be a JSON object")
+    if not isinstance(allow, bool):
+        raise ApiError(400, "bad_request", "allow_side_effects must be true or false")
+    return {
+        "at_step": at_step,
+        "at_checkpoint": at_cp,
+        "output": output,
+        "allow_side_effects": allow,
+    }
+
+
+def _action_args(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(staff, act's keywords) from an escalation action's body."""
+    staff, text, outcome = data.get("staff"), data.get("text", ""), data.get("outcome", "resolved")
+    if not isinstance(staff, str) or not staff.strip():
+        raise ApiError(400, "bad_request", "staff is required: who is acting")
+    if not isinstance(text, str) or not isinstance(outcome, str):
+        raise ApiError(400, "bad_request", "text and outcome must be strings")
+    return staff.strip(), {"text": text, "outcome": outcome}
+
+
+class StaffRoutes:
+    """The handlers, over the host; ``bearer`` and ``body`` are the server's own helpers."""
+
+    def __init__(self, host: ChannelHost, bearer: Bearer, body: Body) -> None:
+        self.host, self.bearer, self.body = host, bearer, body
+
+    def authorise(self, request: web.Request) -> None:
+        expected = _admin_token(self.host)
         if not expected:
-            raise api_error(
+            raise ApiError(
                 403, "staff_api_off", "the staff API is off: set GATEBOT_ADMIN_TOKEN to turn it on"
             )
-        given = bearer(request)
+        given = self.bearer(request)
         if not given or not hmac.compare_digest(given.encode(), expected.encode()):
-            raise api_error(401, "unauthorized", "missing or wrong staff token")
+            raise ApiError(401, "unauthorized", "missing or wrong staff token")
 
-    def op_error(exc: service.FlowOpError) -> Exception:
-        code = {400: "bad_request", 404: "not_found", 409: "conflict"}.get(exc.status, "error")
-        error: Exception = api_error(exc.status, code, str(exc))
-        return error
-
-    async def flows(request: web.Request) -> web.Response:
-        authorise(request)
-        disabled = gb.agent.flows.disabled
+    async def flows(self, request: web.Request) -> web.Response:
+        self.authorise(request)
+        disabled = self.host.disabled_flows()
         rows = [
             service.describe_flow(f, disabled.get(f.name))
-            for f in sorted(gb.pack.flows.values(), key=lambda f: f.name)
+            for f in sorted(self.host.pack.flows.values(), key=lambda f: f.name)
         ]
         return web.json_response({"flows": rows})
 
-    async def flow(request: web.Request) -> web.Response:
-        authorise(request)
-        found = gb.pack.flows.get(request.match_info["name"])
+    async def flow(self, request: web.Request) -> web.Response:
+        self.authorise(request)
+        found = self.host.pack.flows.get(request.match_info["name"])
         if found is None:
-            raise api_error(404, "not_found", "no such flow")
-        return web.json_response(service.show_flow(found, gb.agent.flows.disabled.get(found.name)))
+            raise ApiError(404, "not_found", "no such flow")
+        why = self.host.disabled_flows().get(found.name)
+        return web.json_response(service.show_flow(found, why))
 
-    async def runs(request: web.Request) -> web.Response:
-        authorise(request)
-        conversation = request.query.get("conversation") or None
-        found = gb.store.flow_runs(conversation)
+    async def runs(self, request: web.Request) -> web.Response:
+        self.authorise(request)
+        found = self.host.flow_runs(request.query.get("conversation") or None)
         return web.json_response({"runs": [service.run_json(r) for r in found]})
 
-    async def checkpoints(request: web.Request) -> web.Response:
-        authorise(request)
-        run = gb.store.get_flow_run(request.match_info["id"])
+    async def checkpoints(self, request: web.Request) -> web.Response:
+        self.authorise(request)
+        run = self.host.flow_run(request.match_info["id"])
         if run is None:
-            raise api_error(404, "not_found", "no such flow run")
-        cps = gb.store.checkpoints(run.id)
+            raise ApiError(404, "not_found", "no such flow run")
+        cps = self.host.checkpoints(run.id)
         return web.json_response(
             {"run": service.run_json(run), "checkpoints": [service.checkpoint_json(c) for c in cps]}
         )
 
-    async def fork(request: web.Request) -> web.Response:
-        authorise(request)
-        data = await body(request)
-        at_step, at_cp = data.get("at_step"), data.get("at_checkpoint")
-        if (at_step is None) == (at_cp is None):
-            raise api_error(400, "bad_request", "give exactly one of at_step or at_checkpoint")
-        if at_step is not None and not isinstance(at_step, str):
-            raise api_error(400, "bad_request", "at_step must be a step id")
-        if at_cp is not None and (not isinstance(at_cp, int) or isinstance(at_cp, bool)):
-            raise api_error(400, "bad_request", "at_checkpoint must be an integer index")
-        output, allow = data.get("output"), data.get("allow_side_effects", False)
-        if output is not None and not isinstance(output, dict):
-            raise api_error(400, "bad_request", "output must be a JSON object")
-        if not isinstance(allow, bool):
-            raise api_error(400, "bad_request", "allow_side_effects must be true or false")
+    async def fork(self, request: web.Request) -> web.Response:
+        self.authorise(request)
+        args = _fork_args(await self.body(request))
         try:
-            run, copies = service.fork(
-                gb.store,
-                gb.pack,
-                request.match_info["id"],
-                at_step=at_step,
-                at_checkpoint=at_cp,
-                output=output,
-                allow_side_effects=allow,
-            )
+            run, copies = self.host.fork_flow_run(service.fork, request.match_info["id"], **args)
         except service.FlowOpError as exc:
-            raise op_error(exc) from None
+            raise _op_error(exc) from None
+        checkpoints = [service.checkpoint_json(c) for c in copies]
         return web.json_response(
-            {
-                "run": service.run_json(run),
-                "checkpoints": [service.checkpoint_json(c) for c in copies],
-            },
-            status=201,
+            {"run": service.run_json(run), "checkpoints": checkpoints}, status=201
         )
 
-    app.router.add_get("/api/staff/flows", flows)
-    app.router.add_get("/api/staff/flows/{name}", flow)
-    app.router.add_get("/api/staff/runs", runs)
-    app.router.add_get("/api/staff/runs/{id}/checkpoints", checkpoints)
-    app.router.add_post("/api/staff/runs/{id}/fork", fork)
+    async def escalation_action(self, request: web.Request) -> web.Response:
+        """``POST /api/staff/escalations/{id}/{verb}`` with ``{"staff", "text"?, "outcome"?}``."""
+        self.authorise(request)
+        verb, raw_id = request.match_info["verb"], request.match_info["id"]
+        if verb not in VERBS or not raw_id.isdigit():
+            raise ApiError(404, "not_found", f"no such action; actions: {', '.join(VERBS)}")
+        staff, kw = _action_args(await self.body(request))
+        if verb == "reply" and not kw["text"].strip():
+            raise ApiError(400, "bad_request", "a reply needs text")
+        try:
+            acted = await self.host.act(verb, int(raw_id), staff, trusted=True, **kw)
+        except UnknownEscalation as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        except HelpDeskError as exc:
+            raise ApiError(409, "conflict", str(exc)) from None
+        return web.json_response(describe(acted))
+
+
+def add_staff_routes(app: web.Application, host: ChannelHost, bearer: Bearer, body: Body) -> None:
+    """Wire the staff routes onto the web server's ``app``."""
+    routes = StaffRoutes(host, bearer, body)
+    app.router.add_get("/api/staff/flows", routes.flows)
+    app.router.add_get("/api/staff/flows/{name}", routes.flow)
+    app.router.add_get("/api/staff/runs", routes.runs)
+    app.router.add_get("/api/staff/runs/{id}/checkpoints", routes.checkpoints)
+    app.router.add_post("/api/staff/runs/{id}/fork", routes.fork)
+    app.router.add_post("/api/staff/escalations/{id}/{verb}", routes.escalation_action)

@@ -1,0 +1,139 @@
+"""The channel host: the few operations a channel adapter (and the web server) may use.
+
+Adapters receive a :class:`ChannelHost` instead of the whole app: hand a customer message to the
+agent, find or create a conversation and read what the web API shows of it, act on an
+escalation for staff, publish and subscribe live events, count metrics, read settings and the
+pack, and serve the HTTP routes plugins registered. The app builds one and passes it to every
+adapter factory. This module imports nothing that builds the app, so adapters never reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from bot.config import Settings
+from bot.events import EventBus
+from bot.metrics import Metrics
+from bot.packs.model import Pack
+from bot.store import Conversation, Escalation, FlowCheckpoint, FlowRun, Message, Store, Turn
+
+#: An aiohttp handler (``async (request) -> response``), kept loose so ``bot`` needs no aiohttp.
+Handler = Callable[[Any], Awaitable[Any]]
+#: What ``register_routes`` collects: (method, path, handler).
+Route = tuple[str, str, Handler]
+
+
+class Answer(Protocol):
+    """What a turn hands back to the channel (the agent's ``TurnResult``)."""
+
+    replies: list[dict[str, Any]]
+    record: dict[str, Any]
+    duplicate: bool
+
+
+class Agent(Protocol):
+    async def handle(
+        self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
+    ) -> Answer: ...
+
+
+#: The help desks' one entry point for staff (``bot.helpdesk.HelpDesks.act``).
+StaffAct = Callable[..., Awaitable[Any]]
+
+
+class ChannelHost:
+    """What the app lends a channel adapter. Attribute names match the app's where they mean
+    the same thing (``settings``, ``pack``, ``events``, ``metrics``, ``channel``, ``info``), so an
+    adapter written against the app that used only those keeps working."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        pack: Pack,
+        store: Store,
+        agent: Agent,
+        act: StaffAct,
+        events: EventBus,
+        metrics: Metrics,
+        channel: Callable[[str], object | None],
+        info: Callable[[], dict[str, Any]],
+        disabled_flows: Callable[[], dict[str, str]] = dict,
+        routes: list[Route] | None = None,
+    ) -> None:
+        self.settings, self.pack, self.events, self.metrics = settings, pack, events, metrics
+        self._store, self._agent, self._act = store, agent, act
+        self.channel = channel  #: a running channel adapter by name, or None
+        self.info = info  #: what /healthz reports: pack, provider, retriever
+        self.disabled_flows = disabled_flows  #: flows that cannot run, with why
+        #: HTTP routes other plugins registered (``register_routes``); the web channel serves them.
+        self.routes: list[Route] = routes if routes is not None else []
+
+    # -- turns and staff actions ---------------------------------------------------------------
+
+    async def handle(
+        self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
+    ) -> Answer:
+        """One customer message through a turn (idempotent on the channel and ``inbox_key``)."""
+        return await self._agent.handle(conv, text, external_id, inbox_key=inbox_key)
+
+    async def act(self, verb: str, escalation_id: int, staff: str, **kw: Any) -> Any:
+        """A staff action on an escalation: take_over, reply, hand_back or resolve. See
+        :meth:`bot.helpdesk.HelpDesks.act` for the keywords; a refusal raises HelpDeskError."""
+        return await self._act(verb, escalation_id, staff, **kw)
+
+    # -- conversations -------------------------------------------------------------------------
+
+    def create_conversation(self, channel: str, language: str) -> tuple[Conversation, str]:
+        """A new conversation with its customer token (shown once, stored hashed)."""
+        conv, token = self._store.create_conversation(channel, with_token=True, language=language)
+        assert token is not None
+        return conv, token
+
+    def conversation_for(self, channel: str, external_id: str) -> Conversation:
+        """The conversation of a platform thread, created on first use (once across processes)."""
+        return self._store.conversation_for(channel, external_id)
+
+    def conversation(self, conversation_id: str) -> Conversation | None:
+        return self._store.get_conversation(conversation_id)
+
+    def find_conversation(self, channel: str, external_id: str) -> Conversation | None:
+        return self._store.find_conversation(channel, external_id)
+
+    def token_matches(self, conv: Conversation, token: str) -> bool:
+        return self._store.token_matches(conv, token)
+
+    def find_message(self, channel: str, external_id: str) -> Message | None:
+        """An inbox message by its delivery key (has this delivery been seen?)."""
+        return self._store.find_message(channel, external_id)
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        return self._store.messages(conversation_id)
+
+    def turns(self, conversation_id: str) -> list[Turn]:
+        return self._store.turns(conversation_id)
+
+    def find_escalation(self, thread: str) -> Escalation | None:
+        """The escalation a help-desk thread belongs to."""
+        return self._store.find_escalation(thread)
+
+    def ping(self) -> None:
+        """Raise when the database cannot be reached (the health check)."""
+        self._store.ping()
+
+    # -- flows, for the staff API --------------------------------------------------------------
+
+    def flow_runs(self, conversation_id: str | None = None) -> list[FlowRun]:
+        return self._store.flow_runs(conversation_id)
+
+    def flow_run(self, run_id: str) -> FlowRun | None:
+        return self._store.get_flow_run(run_id)
+
+    def checkpoints(self, run_id: str) -> list[FlowCheckpoint]:
+        return self._store.checkpoints(run_id)
+
+    def fork_flow_run(self, fork: Callable[..., Any], run_id: str, **kw: Any) -> Any:
+        """Run ``fork(store, pack, run_id, **kw)`` (``bot.flows.service.fork``): the one write
+        the staff API makes to flow runs."""
+        return fork(self._store, self.pack, run_id, **kw)

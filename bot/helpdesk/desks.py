@@ -1,0 +1,243 @@
+"""The help desks' one service: open an escalation, act on it for staff, relay the customer.
+
+Every staff action, from any platform (a Slack button, a Discord thread, the web staff API),
+is one :meth:`HelpDesks.act` call, which finds the escalation's desk once and checks the staff
+member's membership once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.events import EventBus
+from bot.extend.email import EmailTransport
+from bot.helpdesk.channel import (
+    CustomerChannel,
+    HelpDeskChannel,
+    HelpDeskError,
+    NotAMember,
+    UnknownEscalation,
+)
+from bot.helpdesk.summary import summary
+from bot.helpdesk.sweep import sweep
+from bot.metrics import Metrics
+from bot.packs.model import HelpDesk, Pack
+from bot.store import Conversation, Escalation, Message, Store
+
+log = logging.getLogger(__name__)
+
+#: What staff can do to an escalation.
+VERBS = ("take_over", "reply", "hand_back", "resolve")
+#: The states an escalation can be taken over from.
+TAKEABLE = ("open", "emailed", "handed_back", "claimed")
+
+
+@dataclass(frozen=True)
+class Acted:
+    """What a staff action did."""
+
+    escalation: Escalation  # as it stands afterwards
+    message: Message | None = None  # reply: the staff message stored and delivered
+    duplicate: bool = False  # reply: that desk message was relayed before; nothing was done
+
+
+class HelpDesks:
+    def __init__(
+        self,
+        store: Store,
+        pack: Pack,
+        email: EmailTransport,
+        metrics: Metrics,
+        events: EventBus,
+        desk_channel: Callable[[str], HelpDeskChannel | None],
+        customer_channel: Callable[[str], CustomerChannel | None] | None = None,
+    ) -> None:
+        self.store, self.pack, self.email = store, pack, email
+        self.metrics, self.events = metrics, events
+        self.desk_channel = desk_channel
+        self.customer_channel = customer_channel or (lambda name: None)
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def desk_of(self, escalation: Escalation) -> HelpDesk:
+        desk = self.pack.helpdesk_named(escalation.helpdesk)
+        if desk is None:
+            raise HelpDeskError(f"escalation #{escalation.id} has no help desk")
+        return desk
+
+    def _escalation(self, escalation_id: int, via: str | None = None) -> Escalation:
+        esc = self.store.get_escalation(escalation_id)
+        if esc is None:
+            raise UnknownEscalation(f"no escalation #{escalation_id}")
+        if via is not None:
+            desk = self.pack.helpdesk_named(esc.helpdesk)
+            if desk is None or desk.channel != via:
+                raise UnknownEscalation(f"escalation #{escalation_id} has no desk on {via}")
+        return esc
+
+    # -- escalating ----------------------------------------------------------------------------
+
+    async def open(
+        self,
+        conv: Conversation,
+        reason: str,
+        kind: str,
+        question: str | None,
+        helpdesk: str | None = None,
+    ) -> None:
+        """Queue an escalation and post it to its help desk, if that desk's channel runs here.
+        ``helpdesk`` names the desk (pre-flight recommends one); else the kind picks it."""
+        store = self.store
+        desk = self.pack.helpdesk_named(helpdesk) or self.pack.helpdesk_for(kind)
+        esc = store.escalate(conv.id, reason, desk.name if desk else None, question, kind)
+        self.metrics.inc("gatebot_escalations_total", reason=kind)
+        if desk is None:
+            store.update_escalation(esc.id or 0, delivery="the pack declares no help desk")
+            return
+        channel = self.desk_channel(desk.channel)
+        if channel is None:
+            note = f"no {desk.channel} channel running; email after {desk.email_after_minutes} min"
+            store.update_escalation(esc.id or 0, delivery=note)
+            return
+        try:
+            text = summary(conv, esc, store.messages(conv.id))
+            thread = await channel.post_escalation(desk, esc, text)
+        except Exception as exc:  # the turn already answered; the sweep's email still covers it
+            log.exception("posting escalation #%s to %s failed", esc.id, desk.name)
+            store.update_escalation(esc.id or 0, delivery=f"posting failed: {exc}"[:500])
+            return
+        store.update_escalation(esc.id or 0, thread=thread, delivery=f"posted to {desk.channel}")
+
+    # -- staff actions -------------------------------------------------------------------------
+
+    async def act(
+        self,
+        verb: str,
+        escalation_id: int,
+        staff: str,
+        *,
+        text: str = "",
+        outcome: str = "resolved",
+        relay: tuple[str, str] | None = None,
+        via: str | None = None,
+        trusted: bool = False,
+    ) -> Acted:
+        """Do ``verb`` (take_over, reply, hand_back, resolve) on an escalation for ``staff``.
+
+        ``reply`` sends ``text`` to the customer, taking the conversation over first when this
+        staff member does not have it; ``relay`` = (platform, message id) makes a redelivered
+        desk message a duplicate that does nothing, across restarts too. ``via`` names the
+        platform the action came from (an escalation whose desk is elsewhere is unknown there).
+        ``trusted`` skips the membership check: staff proved by the admin token.
+        """
+        if verb not in VERBS:
+            raise HelpDeskError(f"{verb!r} is not a staff action (one of {', '.join(VERBS)})")
+        esc = self._escalation(escalation_id, via)
+        if verb == "reply" and relay is not None and self.store.staff_relayed(*relay):
+            return Acted(esc, duplicate=True)
+        holds_it = esc.status == "claimed" and esc.staff == staff
+        if not trusted and not (verb == "reply" and holds_it):
+            await self._check_member(esc, staff)
+        if verb == "take_over" or (verb == "reply" and not holds_it):
+            esc = self._take_over(esc, staff)
+        if verb == "reply":
+            return await self._reply(esc, staff, text, relay)
+        if verb == "hand_back":
+            self.store.update_escalation(esc.id or 0, status="handed_back", staff=staff)
+            self.store.update_conversation(esc.conversation_id, paused=False, status="open")
+        elif verb == "resolve":
+            self.store.update_escalation(
+                esc.id or 0, status="resolved", staff=staff, outcome=outcome
+            )
+            self.store.update_conversation(esc.conversation_id, paused=False, status="resolved")
+        return Acted(self._escalation(escalation_id))
+
+    async def _check_member(self, esc: Escalation, staff: str) -> None:
+        """Only members of the help desk's channel act on its escalations. A desk whose
+        channel does not run in this process cannot be asked, and the action goes ahead."""
+        desk = self.desk_of(esc)
+        channel = self.desk_channel(desk.channel)
+        if channel is not None and not await channel.is_member(desk, staff):
+            raise NotAMember(staff, desk.name)
+
+    def _take_over(self, esc: Escalation, staff: str) -> Escalation:
+        if esc.status not in TAKEABLE:
+            raise HelpDeskError(f"escalation #{esc.id} is {esc.status}")
+        self.store.update_escalation(esc.id or 0, status="claimed", staff=staff)
+        self.store.update_conversation(esc.conversation_id, paused=True)
+        return self._escalation(esc.id or 0)
+
+    async def _reply(
+        self, esc: Escalation, staff: str, text: str, relay: tuple[str, str] | None
+    ) -> Acted:
+        """A staff message in the thread: it reaches the customer on the customer's channel."""
+        conv = self.store.get_conversation(esc.conversation_id)
+        if conv is None:
+            raise HelpDeskError(f"conversation {esc.conversation_id} is gone")
+        if relay is None:
+            msg: Message | None = self.store.add_message(
+                conv.id, conv.channel, "staff", text, author=staff
+            )
+        else:
+            msg = self.store.add_staff_message(conv.id, conv.channel, text, staff, relay)
+        if msg is None:  # a redelivery that raced the first copy past the check above
+            return Acted(esc, duplicate=True)
+        reply = {"type": "text", "text": text, "role": "staff", "author": staff, "citations": []}
+        adapter = self.customer_channel(conv.channel)
+        if adapter is not None:
+            await adapter.send(conv.id, [reply])
+        else:
+            self.events.publish(conv.id, {"type": "replies", "replies": [reply]})
+        return Acted(esc, msg)
+
+    # -- the earlier names, each one act --------------------------------------------------------
+
+    async def take_over(self, escalation_id: int, staff: str) -> Escalation:
+        return (await self.act("take_over", escalation_id, staff)).escalation
+
+    async def staff_reply(self, escalation_id: int, staff: str, text: str) -> Message:
+        acted = await self.act("reply", escalation_id, staff, text=text)
+        assert acted.message is not None  # without a relay id a reply is never a duplicate
+        return acted.message
+
+    async def hand_back(self, escalation_id: int, staff: str) -> None:
+        await self.act("hand_back", escalation_id, staff)
+
+    async def resolve(self, escalation_id: int, staff: str, outcome: str = "resolved") -> None:
+        await self.act("resolve", escalation_id, staff, outcome=outcome)
+
+    # -- the customer's side, and the email fallback ---------------------------------------------
+
+    async def relay(self, conv: Conversation, msg: Message) -> None:
+        """A customer message while staff have the conversation: into the escalation's thread."""
+        claimed = reversed(self.store.escalations("claimed"))
+        esc = next((e for e in claimed if e.conversation_id == conv.id), None)
+        if esc is None or esc.thread is None:
+            return
+        desk = self.desk_of(esc)
+        channel = self.desk_channel(desk.channel)
+        if channel is not None:
+            await channel.post_to_thread(desk, esc.thread, f"customer: {msg.text}")
+
+    async def sweep(self, now: datetime | None = None) -> int:
+        """Email every open escalation nobody took in time. Returns how many were sent."""
+        return await sweep(self.store, self.pack, self.email, now)
+
+
+def describe(acted: Acted) -> dict[str, Any]:
+    """An action's result as JSON (the web staff API's answer)."""
+    esc = acted.escalation
+    return {
+        "escalation": {
+            "id": esc.id,
+            "status": esc.status,
+            "staff": esc.staff,
+            "outcome": esc.outcome,
+            "conversation_id": esc.conversation_id,
+        },
+        "duplicate": acted.duplicate,
+    }
