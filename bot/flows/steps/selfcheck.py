@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.flows.phrases import Reading, substantive
+from bot.flows.steps.phrases import Reading, substantive
 
 VERSION = "selfcheck-lexicon@1"
 #: How likely an inferred item is wrong, by where it was inferred from.
