@@ -16,6 +16,9 @@ from bot.packs import Pack
 from bot.turn.act import Acted
 from bot.turn.decide import Decision
 
+#: Why a step cannot reach a changes tool it names (what the record says when one is asked for).
+DRY_RUN_REMOVED = "dry-run mod: changes tools are removed from this step"
+
 
 @dataclass
 class StepTurn:

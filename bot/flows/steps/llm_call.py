@@ -14,9 +14,7 @@ from bot.flows import contracts
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.state import render
-from bot.flows.steps.base import StepHost, StepTurn
-
-DRY_RUN_REMOVED = "dry-run mod: changes tools are removed from this step"
+from bot.flows.steps.base import DRY_RUN_REMOVED, StepHost, StepTurn
 
 
 async def run(host: StepHost, t: StepTurn, step: Step) -> StepResult:

@@ -12,9 +12,8 @@ from bot.flows import contracts
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.state import render_arguments
-from bot.flows.steps.base import StepHost, StepTurn
+from bot.flows.steps.base import DRY_RUN_REMOVED, StepHost, StepTurn
 from bot.flows.steps.change import ChangeTurn, ReadBack
-from bot.flows.steps.llm_call import DRY_RUN_REMOVED
 from bot.turn.act import text_reply
 
 
