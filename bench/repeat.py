@@ -95,8 +95,8 @@ async def conversations(n: int) -> dict[str, Any]:
 
 
 def reader_alone(repeats: int = 2000) -> dict[str, Any]:
-    from bot.flows.phrases import read_message
-    from bot.flows.selfcheck import Made, check
+    from bot.flows.steps.phrases import read_message
+    from bot.flows.steps.selfcheck import Made, check
 
     items = {"seats": ["seat"], "storage_packs": ["storage pack"], "priority_support": []}
     text = "scratch the storage pack, make it 3 seats, and maybe some priority support"

@@ -396,3 +396,77 @@ async def test_a_step_runs_on_the_model_it_names_and_an_unknown_one_disables_its
         else:
             assert "model 'nowhere:x'" in app.agent.flows.disabled["note"]
             assert result.record["flow"] is None
+
+
+class Citer(ModelProvider):
+    """Words a flow's reply: ``fixes`` drafts one uncited sentence and then cites the first fact;
+    ``never`` never cites, so cite-only refuses both drafts."""
+
+    name = "citer"
+    mode = "fixes"
+
+    async def execute(self, prompt: Prompt) -> Response:
+        if prompt.purpose != "reply":
+            return Response(text="")
+        key = prompt.context["facts"][0]["key"]
+        if Citer.mode == "fixes" and prompt.context["reasons"]:
+            return Response(text=f"The help center covers this [{key}].")
+        return Response(text=f"Here is what I found. The help center covers this [{key}].")
+
+
+class CiterPlugin:
+    @hookimpl
+    def register_model_providers(self, register: Any) -> None:
+        register("citer", Citer)
+
+
+EXPLAIN_FLOW = """\
+name: explain
+title: Explain from the help center
+version: 1
+trigger: {keywords: [explain single sign-on]}
+steps:
+  - id: explain
+    type: reply
+    prompt: How does single sign-on work?
+    mods: [cite-only]
+    role: support_agent
+"""
+
+
+@pytest.mark.parametrize("mode", ["fixes", "never"])
+async def test_a_model_worded_reply_step_records_its_gate_attempts_and_facts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    pack = tmp_path / "acme"
+    shutil.copytree(ACME, pack)
+    (pack / "flows" / "explain.yaml").write_text(EXPLAIN_FLOW)
+    monkeypatch.setenv("GATEBOT_PLUGINS", "offline,web")
+    monkeypatch.setattr(Citer, "mode", mode)
+    settings = Settings(pack=pack, data_dir=tmp_path, recorders=[], model="citer")
+    app = App(settings, extra_plugins=[CiterPlugin()])
+    await app.start(channels=False)
+    try:
+        conv, _ = app.store.create_conversation("web")
+        result = await app.agent.handle(conv, "please explain single sign-on", "m1")
+    finally:
+        await app.stop()
+    record = result.record
+    assert [s["step"] for s in record["flow"]["steps"]] == ["explain"]
+    reply, facts = record["reply"], record["facts"]
+    assert reply["attempts"] == 2
+    assert [c["purpose"] for c in record["model_calls"]].count("reply") == 2
+    assert facts and all(set(f) == {"key", "source", "mode"} for f in facts)
+    if mode == "fixes":
+        assert reply["gate"] == {"passed": True, "reasons": []}
+        (cited,) = facts  # only the fact the passing draft cited
+        assert result.replies[0]["text"] == "The help center covers this."
+        assert result.replies[0]["citations"][0]["key"] == cited["key"]
+        assert record["flow"]["status"] == "done" and record["move"]["name"] == "answer"
+        (cp,) = app.store.checkpoints(record["flow"]["run"])
+        assert cp.output["cited"] == [cited["key"]]
+    else:
+        assert reply["gate"]["passed"] is False
+        assert any("without a resolved citation" in r for r in reply["gate"]["reasons"])
+        assert record["move"]["name"] == "handoff" and record["flow"]["status"] == "handed_off"
+        assert "reply gate refused two drafts" in record["move"]["why"]

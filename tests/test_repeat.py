@@ -9,8 +9,8 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from bot.app import App
-from bot.flows.phrases import read_message, split
-from bot.flows.selfcheck import Made, check
+from bot.flows.steps.phrases import read_message, split
+from bot.flows.steps.selfcheck import Made, check
 from tests.test_flows_api import DEMO_AUTH, Chat, start, text_of
 
 ITEMS = {

@@ -9,7 +9,7 @@ adapter factory. This module imports nothing that builds the app, so adapters ne
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from bot.config import Settings
@@ -28,8 +28,11 @@ class Answer(Protocol):
     """What a turn hands back to the channel (the agent's ``TurnResult``)."""
 
     replies: list[dict[str, Any]]
-    record: dict[str, Any]
     duplicate: bool
+
+    @property
+    def record(self) -> Mapping[str, Any]:
+        """The turn record (read only here: a channel renders, it never edits a record)."""
 
 
 class Agent(Protocol):

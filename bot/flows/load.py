@@ -34,7 +34,7 @@ from bot.flows.model import (
     Variant,
 )
 from bot.flows.schedule import CycleError, loop_body, schedule, topo_order
-from bot.packs.yamlines import YamlSyntaxError, line_for, load_with_lines
+from bot.yamlines import YamlSyntaxError, line_for, load_with_lines
 
 EXPORT_FORMAT = "gatebot-flow"
 EXPORT_VERSION = 1

@@ -128,18 +128,34 @@ def fork(
         fork_index=at.idx,
         allow_side_effects=allow_side_effects,
     )
+    copies, progress = _copy_checkpoints(store, flow, parent, run, at.idx, output)
+    if activate and parent.conversation_id:
+        _activate(store, parent, progress)
+    return run, copies
+
+
+def _copy_checkpoints(
+    store: Store,
+    flow: Flow,
+    parent: FlowRun,
+    run: FlowRun,
+    at: int,
+    output: dict[str, Any] | None,
+) -> tuple[list[FlowCheckpoint], dict[str, Any]]:
+    """The fork's own checkpoints, copies of the parent's up to ``at`` (that one's output
+    replaced when ``output`` is given), and the progress the fork stands at."""
     copies: list[FlowCheckpoint] = []
     progress: dict[str, Any] = {}
     for cp in store.checkpoints(parent.id):
-        if cp.idx > at.idx:
+        if cp.idx > at:
             break
         progress = json.loads(json.dumps(cp.progress))
-        edited = cp.idx == at.idx and output is not None
+        edited = cp.idx == at and output is not None
         out = output if edited and output is not None else cp.output
         progress["run"] = run.id
-        progress["allow_side_effects"] = allow_side_effects
+        progress["allow_side_effects"] = run.allow_side_effects
         progress["waiting"] = None
-        if cp.idx == at.idx and output is not None:
+        if edited and output is not None:
             progress["outputs"][cp.step_id] = output
             _refill(flow, cp.step_id, output, progress)
         copies.append(
@@ -147,17 +163,20 @@ def fork(
                 run.id, cp.idx, cp.step_id, cp.pass_no, cp.input, out, cp.model, progress, edited
             )
         )
-    if activate and parent.conversation_id:
-        conv = store.get_conversation(parent.conversation_id)
-        if conv is not None:
-            state = dict(conv.state)
-            values = progress.pop("values", state.get("values", {}))
-            state["values"] = values
-            state["flow"] = progress
-            store.update_conversation(conv.id, state=state)
-            if parent.status == "active":
-                store.set_flow_run_status(parent.id, "forked")
-    return run, copies
+    return copies, progress
+
+
+def _activate(store: Store, parent: FlowRun, progress: dict[str, Any]) -> None:
+    """The conversation carries on on the fork with its next message."""
+    conv = store.get_conversation(parent.conversation_id or "")
+    if conv is None:
+        return
+    state = dict(conv.state)
+    state["values"] = progress.pop("values", state.get("values", {}))
+    state["flow"] = progress
+    store.update_conversation(conv.id, state=state)
+    if parent.status == "active":
+        store.set_flow_run_status(parent.id, "forked")
 
 
 def _refill(flow: Flow, step_id: str, output: dict[str, Any], progress: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 
 from bot.errors import PackError, PackErrors
+from bot.flows.load import cross_check, load_flows
 from bot.heads import content_version
 from bot.packs import schema
 from bot.packs.model import (
@@ -27,7 +28,7 @@ from bot.packs.model import (
     ScopeRule,
     Slot,
 )
-from bot.packs.yamlines import YamlSyntaxError, line_for, load_with_lines
+from bot.yamlines import YamlSyntaxError, line_for, load_with_lines
 
 __all__ = ["Pack", "load_pack"]
 
@@ -155,10 +156,7 @@ def load_pack(path: str | Path) -> Pack:
 
 
 def _load_flows(pack: Pack, errors: list[PackError]) -> None:
-    """``flows/*.yaml`` and ``roles.yaml`` (bot.flows validates them; imported here, late, because
-    bot.flows reads YAML through this package)."""
-    from bot.flows.load import cross_check, load_flows
-
+    """``flows/*.yaml`` and ``roles.yaml``, which bot.flows validates."""
     try:
         pack.flows, pack.roles, pack.mods = load_flows(pack.root)
     except PackErrors as exc:

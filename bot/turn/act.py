@@ -6,7 +6,8 @@ so the record and the widget show that search like any other tool event. A provi
 tools then runs the bounded loop (:mod:`bot.turn.toolloop`): it may search again and read source
 windows, up to the step limit. One that does not (the offline provider) answers from that first
 search. Either way the reply gate checks citations against exactly the facts those tool calls
-returned this turn (:class:`bot.turn.knowledge_tools.FactLedger`).
+returned this turn (:class:`bot.turn.knowledge_tools.FactLedger`); drafting, gating and the one
+retry are :mod:`bot.turn.drafting`'s, shared with a flow's reply step.
 """
 
 from __future__ import annotations
@@ -16,15 +17,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import search_steps_from_env
-from bot.errors import ProviderError
-from bot.extend.provider import ModelProvider, Prompt, call
+from bot.extend.provider import ModelProvider
 from bot.extend.retriever import Fact, Retriever
 from bot.extend.tool import ToolRunner
 from bot.packs import Pack
-from bot.turn import replygate
 from bot.turn.decide import Decision
-from bot.turn.knowledge_tools import READ, SEARCH, FactLedger, knowledge_tools
-from bot.turn.toolloop import run_tool_loop
+from bot.turn.drafting import (
+    NOTHING_FOUND,
+    PROVIDER_FAILED,
+    Drafted,
+    ToolLoop,
+    draft,
+)
+from bot.turn.knowledge_tools import READ, SEARCH, knowledge_tools
 
 Publish = Callable[[dict[str, Any]], None]
 
@@ -58,6 +63,20 @@ class Acted:
 
 def text_reply(text: str, citations: list[dict[str, str]] | None = None) -> dict[str, Any]:
     return {"type": "text", "text": text, "citations": citations or []}
+
+
+def take_draft(acted: Acted, drafted: Drafted) -> Acted:
+    """A drafting result's part of what was done, recorded alike for an answer and a flow's
+    reply step: the gate and attempts, the facts it used, its model calls and tool events, and
+    its reply when one passed. What the customer hears when none passed is the caller's."""
+    acted.reply["gate"] = drafted.gate
+    acted.reply["attempts"] = drafted.attempts
+    acted.facts.extend(f for f in drafted.facts if f not in acted.facts)
+    acted.model_calls.extend(drafted.model_calls)
+    acted.tools.extend(drafted.tools)
+    if drafted.text is not None:
+        acted.replies.append(text_reply(drafted.text, drafted.citations))
+    return acted
 
 
 class Actor:
@@ -155,112 +174,28 @@ class Actor:
         tooled = self.provider.calls_tools
         if not ledger and not tooled:
             return self._no_answer(acted, text, language)
-        messages: list[dict[str, Any]] = [*history, {"role": "user", "content": text}]
-        reasons: list[str] = []
-        for attempt in (1, 2):
-            acted.reply["attempts"] = attempt
-            try:
-                if tooled:
-                    draft, messages, steps = await self._draft_with_tools(
-                        text, messages, ledger, reasons, acted, runner, steps
-                    )
-                else:
-                    draft = await self._draft(text, history, ledger.ordered(), reasons, acted)
-            except ProviderError as exc:
-                # Honest fallback: say we could not answer, queue it; never pretend.
-                acted.reply["gate"] = {"passed": False, "reasons": [f"provider failed: {exc}"]}
-                acted.replies = [text_reply(self.template("no_answer", language))]
-                acted.escalate = f"model provider failed: {exc}"
-                return acted
-            if not ledger:
-                # Nothing was found to answer from: no model text can be a grounded answer.
-                return self._no_answer(acted, text, language)
-            result = replygate.check(draft, ledger.keys, self.pack.excluded_names)
-            acted.reply["gate"] = {"passed": result.passed, "reasons": result.reasons}
-            if result.passed:
-                facts = ledger.ordered()
-                cited = [f for f in facts if f.key in result.citations]
-                acted.facts = cited or facts
-                citations = [{"key": f.key, "title": f.title, "source": f.source} for f in cited]
-                acted.replies = [text_reply(replygate.strip_citations(draft), citations)]
-                acted.reply["text"] = acted.replies[0]["text"]
-                return acted
-            reasons = result.reasons
-        acted.facts = ledger.ordered()
-        acted.replies = [text_reply(self.template("queued", language))]
-        acted.reply["text"] = acted.replies[0]["text"]
-        acted.escalate = "reply gate refused two drafts: " + "; ".join(reasons)
+        system = SYSTEM.format(company=self.pack.company) + (" " + TOOLS_NOTE if tooled else "")
+        drafted = await draft(
+            self.provider,
+            text,
+            ledger,
+            system,
+            self.pack.excluded_names,
+            history=history,
+            tools=ToolLoop(runner, steps) if tooled else None,
+            grounded=True,
+        )
+        take_draft(acted, drafted)
+        if drafted.failed == NOTHING_FOUND:
+            return self._no_answer(acted, text, language)
+        if drafted.failed:
+            # A person answers the question instead, and the customer is told so honestly.
+            said = "no_answer" if drafted.failed == PROVIDER_FAILED else "queued"
+            acted.replies = [text_reply(self.template(said, language))]
+            acted.escalate = drafted.why
         return acted
 
     def _no_answer(self, acted: Acted, text: str, language: str) -> Acted:
         acted.replies = [text_reply(self.template("no_answer", language))]
         acted.unanswered = text
         return acted
-
-    def _system(self, facts: list[Fact], reasons: list[str], tools: bool = False) -> str:
-        fact_lines = "\n".join(f"[{f.key}] {f.text}" for f in facts) or "(none found yet)"
-        system = SYSTEM.format(company=self.pack.company)
-        if tools:
-            system += " " + TOOLS_NOTE
-        system += "\n\nFacts:\n" + fact_lines
-        if reasons:
-            system += "\n\nYour previous draft was refused because it " + "; ".join(reasons) + "."
-        return system
-
-    @staticmethod
-    def _context(text: str, facts: list[Fact], reasons: list[str]) -> dict[str, Any]:
-        return {
-            "move": "answer",
-            "question": text,
-            "reasons": reasons,
-            "facts": [
-                {"key": f.key, "text": f.text, "title": f.title, "source": f.source} for f in facts
-            ],
-        }
-
-    async def _draft_with_tools(
-        self,
-        text: str,
-        messages: list[dict[str, Any]],
-        ledger: FactLedger,
-        reasons: list[str],
-        acted: Acted,
-        runner: ToolRunner,
-        steps: int,
-    ) -> tuple[str, list[dict[str, Any]], int]:
-        """One draft through the bounded loop. Returns the draft, the messages with the exchange
-        so far (a retry carries on from them rather than searching again) and the steps left:
-        the limit holds for the whole answer, retry included."""
-        facts = ledger.ordered()
-        prompt = Prompt(
-            purpose="reply",
-            system=self._system(facts, reasons, tools=True),
-            messages=messages,
-            context=self._context(text, facts, reasons),
-        )
-        loop = await run_tool_loop(
-            self.provider,
-            prompt,
-            runner,
-            model_calls=acted.model_calls,
-            events=acted.tools,
-            max_steps=steps,
-        )
-        return loop.response.text, loop.messages, steps - loop.steps
-
-    async def _draft(
-        self,
-        text: str,
-        history: list[dict[str, str]],
-        facts: list[Fact],
-        reasons: list[str],
-        acted: Acted,
-    ) -> str:
-        prompt = Prompt(
-            purpose="reply",
-            system=self._system(facts, reasons),
-            messages=[*history, {"role": "user", "content": text}],
-            context=self._context(text, facts, reasons),
-        )
-        response = await call(self.provider, prompt, acted.model_calls)
-        return response.text

@@ -19,7 +19,7 @@ from bot.events import EventBus
 from bot.extend.provider import ModelProvider
 from bot.extend.recorder import Recorder
 from bot.extend.retriever import Retriever
-from bot.flows.runtime import FlowEngine, FlowTurn
+from bot.flows.engine import FlowEngine, FlowTurn
 from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.preflight import Outcome, Preflight

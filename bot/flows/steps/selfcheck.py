@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.flows.phrases import Reading, substantive
+from bot.flows.steps.phrases import Reading, substantive
 from bot.turn.turn import Read
 
 VERSION = "selfcheck-lexicon@1"

@@ -19,13 +19,15 @@ from bot.packs import Pack
 from bot.text import has_phrase, normalise
 from bot.turn import yesno
 from bot.turn.decide import Decision
+from bot.turn.values import propose
 
 DEFAULT_READ_BACK = "Just to confirm, I'll run {tool} ({arguments}). Shall I go ahead?"
 
 
 @dataclass
 class ChangeTurn:
-    """What the read-back needs from the turn; the runtime builds it."""
+    """What the read-back needs from the turn; the tool step (:mod:`bot.flows.steps.tool`)
+    builds it."""
 
     flow: str
     step: Step
@@ -36,7 +38,7 @@ class ChangeTurn:
     seq: int
     record: dict[str, Any]
     say: Callable[[str], None]
-    #: Make the change with these arguments, confirmed (the runtime's tool call, fills, contract).
+    #: Make the change with these arguments, confirmed (the tool step's call, fills, contract).
     make: Callable[[dict[str, Any]], Awaitable[StepResult]]
 
 
@@ -114,8 +116,6 @@ class ReadBack:
     def _correction(self) -> list[dict[str, Any]]:
         """Values the reply corrects, read with the correction in view: a declared choice, or a
         typed value, found word for word in the customer's message."""
-        from bot.turn.values import propose
-
         c, step = self.c, self.c.step
         norm = normalise(c.text)
         entries: list[dict[str, Any]] = []

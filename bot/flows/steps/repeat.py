@@ -3,10 +3,11 @@
 Each change a message calls for is made at once (a repeat tool can never be a ``changes`` tool,
 so nothing here needs a read-back first), then read back after, and the next message can undo it.
 One message may call for several changes; each phrase's pick must pass the repeat gate
-(:mod:`bot.flows.phrases`). After the calls, the self-check (:mod:`bot.flows.selfcheck`) asks
-whether any record is wrong or anything is missing; at or above ``readBackAt`` the step reads
-everything back and asks "Is that right?", and reads the reply as yes, no (the message's changes
-are taken back) or a correction (taken back, then the correction is made).
+(:mod:`bot.flows.steps.phrases`). After the calls, the self-check
+(:mod:`bot.flows.steps.selfcheck`) asks whether any record is wrong or anything is missing; at
+or above ``readBackAt`` the step reads everything back and asks "Is that right?", and reads the
+reply as yes, no (the message's changes are taken back) or a correction (taken back, then the
+correction is made).
 
 The records are what the tool says they are: the step's ``records.start`` path names them in the
 run's state (a lookup's result) and ``records.result`` in each call's result. Without those the
@@ -22,12 +23,14 @@ from typing import Any
 from bot.extend.tool import ToolOutcome
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, answer, handoff
-from bot.flows.phrases import ACTIONS, VERSION, Reading, read_message
-from bot.flows.selfcheck import Made, check
 from bot.flows.state import lookup, render, render_arguments
+from bot.flows.steps.base import StepHost, StepTurn
+from bot.flows.steps.phrases import ACTIONS, VERSION, Reading, read_message
+from bot.flows.steps.selfcheck import Made, check
 from bot.text import has_phrase, normalise
 from bot.turn import gates as gating
 from bot.turn import yesno
+from bot.turn.act import text_reply
 from bot.turn.decide import Decision
 from bot.turn.turn import Read
 
@@ -39,7 +42,7 @@ _ACTS = ("add", "remove", "change")
 
 @dataclass
 class RepeatTurn:
-    """What the step needs from the turn; the runtime builds it."""
+    """What the step needs from the turn; :func:`run` builds it."""
 
     flow: str
     step: Step
@@ -413,3 +416,29 @@ def arguments_for(step: Step, context: dict[str, Any], item: str, quantity: int)
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+async def run(host: StepHost, t: StepTurn, step: Step) -> StepResult:
+    """The step in a flow's turn: its tool called through the conversation's runner (dry on a
+    fork without side effects), what it says going into the turn's replies."""
+    ctx = t.context()
+    dry = not t.progress.get("allow_side_effects", True)
+
+    async def call(change: dict[str, Any]) -> ToolOutcome:
+        args = arguments_for(step, ctx, change["item"], change["quantity"])
+        return await host.runner(t).call(
+            step.tools[0], args, host.tool_context(t), dry_run=dry, events=t.record["tools"]
+        )
+
+    turn = RepeatTurn(
+        t.flow.name,
+        step,
+        t.progress,
+        ctx,
+        host.pack.gates,
+        t.record["reads"],
+        call,
+        lambda text: t.replies.append(text_reply(text)),
+        t.seq,
+    )
+    return await Repeat(turn).run(t.text)

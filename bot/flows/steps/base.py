@@ -1,0 +1,100 @@
+"""What every step kind shares: the turn a step runs in (:class:`StepTurn`) and what the engine
+lends it (:class:`StepHost`: the pack, the models, the knowledge and the tools, with the rules
+for which of them a step may reach)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.extend.provider import ModelProvider
+from bot.extend.tool import ToolRegistry, ToolRunner
+from bot.flows.model import BUILTIN_MODS, Flow, Step
+from bot.flows.outcome import answer
+from bot.flows.state import context_for
+from bot.packs import Pack
+from bot.turn.act import Acted
+from bot.turn.decide import Decision
+
+#: Why a step cannot reach a changes tool it names (what the record says when one is asked for).
+DRY_RUN_REMOVED = "dry-run mod: changes tools are removed from this step"
+
+
+@dataclass
+class StepTurn:
+    """One turn of a flow as its steps see it. ``acted`` gathers what the steps say to the
+    customer and, for a model-worded reply, its gate, facts and model calls."""
+
+    flow: Flow
+    progress: dict[str, Any]
+    state: dict[str, Any]
+    text: str
+    seq: int
+    record: dict[str, Any]
+    calls: list[dict[str, Any]]
+    conversation_id: str
+    acted: Acted = field(default_factory=lambda: Acted([]))
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def replies(self) -> list[dict[str, Any]]:
+        return self.acted.replies
+
+    def context(self, text: str | None = None) -> dict[str, Any]:
+        """The run's state as declarations see it (``text`` defaults to the message)."""
+        return context_for(self.progress, self.state["values"], self.text if text is None else text)
+
+    def answered(self, step: Step) -> Decision:
+        """The move of a step that said something and needs nothing back."""
+        return answer(self.flow.name, step.id, step.type)
+
+
+class StepHost:
+    """What steps use beyond their turn. The app binds tools and step models at build."""
+
+    def __init__(self, pack: Pack, provider: ModelProvider, retriever: Any = None) -> None:
+        self.pack, self.provider, self.retriever = pack, provider, retriever
+        self.tools: ToolRegistry | None = None
+        self.runner_for: Any = None  # conversation id -> ToolRunner
+        #: Providers for steps that override the model (``model: anthropic:MODEL``), by spec.
+        self.step_models: dict[str, ModelProvider] = {}
+
+    def provider_for(self, step: Step) -> ModelProvider:
+        """The step's own model when it names one (bound at app build), else the app's."""
+        return self.step_models.get(step.model or "", self.provider)
+
+    def system(self, step: Step) -> str:
+        """The role's persona, then each mod's rules, in the order they stack."""
+        role = self.pack.roles.get(step.role)
+        parts = [role.prompt if role else ""]
+        mods = {**BUILTIN_MODS, **self.pack.mods}
+        parts += [f"Rule ({m}): {mods[m].rules}" for m in step.mods if m in mods]
+        return "\n".join(p for p in parts if p)
+
+    def reachable(self, step: Step) -> tuple[list[str], list[str]]:
+        """The tools a step may reach, and those ``dry-run`` took away from it."""
+        if "dry-run" not in step.mods:
+            return list(step.tools), []
+        changes = {t.name for t in self.tools or [] if t.changes or t.repeat}
+        return [n for n in step.tools if n not in changes], [n for n in step.tools if n in changes]
+
+    def resolvable(self, t: StepTurn) -> set[str]:
+        """What a contract's references may name: values, step outputs, the pack's facts."""
+        return (
+            set(t.state["values"])
+            | set(t.progress["outputs"])
+            | {f.key for f in getattr(self.retriever, "facts", [])}
+        )
+
+    def runner(self, t: StepTurn) -> ToolRunner:
+        if self.runner_for is None:
+            return ToolRunner(self.tools or ToolRegistry())
+        runner: ToolRunner = self.runner_for(t.conversation_id)
+        return runner
+
+    def tool_context(self, t: StepTurn) -> dict[str, Any]:
+        return {
+            "conversation_id": t.conversation_id,
+            "owned": t.state.setdefault("owned", {}),  # a lookup's grant outlives the call
+            "values": t.context("")["values"],
+        }
