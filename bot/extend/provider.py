@@ -22,9 +22,25 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from bot.errors import ProviderError
+
+#: What the turn record keeps of one model call (:func:`call` writes it); ``error`` says why it
+#: failed, the call being recorded all the same. The functional form keeps ``NotRequired`` real
+#: at run time under ``from __future__ import annotations`` (the record's schema test reads it).
+ModelCall = TypedDict(  # noqa: UP013
+    "ModelCall",
+    {
+        "provider": str,
+        "model": str,
+        "purpose": str,
+        "ms": float,
+        "tokens_in": int,
+        "tokens_out": int,
+        "error": NotRequired[str],
+    },
+)
 
 
 @dataclass
@@ -84,11 +100,11 @@ class ModelProvider(ABC):
         """Close clients and connection pools; the app awaits it when it stops."""
 
 
-async def call(provider: ModelProvider, prompt: Prompt, calls: list[dict[str, Any]]) -> Response:
+async def call(provider: ModelProvider, prompt: Prompt, calls: list[ModelCall]) -> Response:
     """Run ``prompt`` and append what the turn record keeps of the call to ``calls``: provider,
     model, purpose, time and tokens, and the error when it failed (then re-raised)."""
     started = time.perf_counter()
-    entry: dict[str, Any] = {
+    entry: ModelCall = {
         "provider": provider.name,
         "model": provider.model,
         "purpose": prompt.purpose,

@@ -15,7 +15,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import jsonschema
 
@@ -24,6 +24,14 @@ from bot.errors import GatebotError
 DEFAULT_TIMEOUT_S = 10.0
 #: How much of a result the record and a model see at once; the rest is read by window.
 WINDOW_CHARS = 2000
+
+
+class ToolEvent(TypedDict):
+    """One lifecycle event of a call, as the turn record's ``tools`` list keeps it."""
+
+    tool: str
+    event: str  # requested | validated | started | finished | refused | failed | routed | declined
+    detail: dict[str, Any]
 
 
 class ToolError(GatebotError):
@@ -103,7 +111,7 @@ class ToolOutcome:
     status: str
     result: dict[str, Any] | None = None
     reason: str | None = None
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[ToolEvent] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -139,7 +147,7 @@ class ToolRunner:
         *,
         confirmed: bool = False,
         dry_run: bool = False,
-        events: list[dict[str, Any]] | None = None,
+        events: list[ToolEvent] | None = None,
     ) -> ToolOutcome:
         """Run one call through every check. ``confirmed``: the customer said a confident yes to
         the read-back (required for a ``changes`` tool). ``dry_run``: record a change, send
@@ -148,7 +156,7 @@ class ToolRunner:
         sink = events if events is not None else outcome.events
 
         def emit(event: str, **detail: Any) -> None:
-            entry = {"tool": name, "event": event, "detail": detail}
+            entry: ToolEvent = {"tool": name, "event": event, "detail": detail}
             sink.append(entry)
             if sink is not outcome.events:
                 outcome.events.append(entry)

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from bot.errors import ConfigError
-from bot.extend.provider import ModelProvider, Prompt, call
+from bot.extend.provider import ModelCall, ModelProvider, Prompt, call
 from bot.flows.load import parse_flow, slug
 from bot.flows.model import BUILTIN_MODS, STEP_TYPES, Flow
 from bot.packs import Pack
@@ -28,7 +28,7 @@ SYSTEM = (
 
 async def compile_flow(
     pack: Pack, provider: ModelProvider, sentence: str, tools: list[str], out_dir: Path
-) -> tuple[Flow, Path, list[dict[str, Any]]]:
+) -> tuple[Flow, Path, list[ModelCall]]:
     """Draft, validate and save. Raises ConfigError for the offline provider, PackErrors for a
     draft that does not validate (nothing is saved then)."""
     if provider.name == "offline":
@@ -44,7 +44,7 @@ async def compile_flow(
         tools=", ".join(sorted(tools)) or "none",
         mods=", ".join(sorted({**BUILTIN_MODS, **pack.mods})),
     )
-    calls: list[dict[str, Any]] = []
+    calls: list[ModelCall] = []
     response = await call(
         provider, Prompt("compile", system, [{"role": "user", "content": sentence}]), calls
     )

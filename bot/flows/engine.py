@@ -32,6 +32,7 @@ from bot.text import matching, normalise
 from bot.turn import gates
 from bot.turn.act import Acted, text_reply
 from bot.turn.decide import Decision
+from bot.turn.turn import ConversationState, Read, Turn
 
 #: A bound on steps in one turn, so no declaration can spin a turn forever.
 MAX_STEPS_PER_TURN = 200
@@ -44,7 +45,7 @@ class FlowTurn:
 
     decision: Decision
     acted: Acted | None  # None: the Actor words the move (ask, value check)
-    record: dict[str, Any]
+    record: dict[str, Any] | None  # the record's ``flow`` part
 
 
 def start_progress(flow: Flow, run_id: str, allow_side_effects: bool = True) -> dict[str, Any]:
@@ -101,7 +102,7 @@ class FlowEngine(StepHost):
 
     # -- starting ------------------------------------------------------------------------------
 
-    def trigger(self, intent_read: dict[str, Any], text: str) -> Flow | None:
+    def trigger(self, intent_read: Read, text: str) -> Flow | None:
         """The flow a confident intent (and, where declared, a keyword) selects; ties by name."""
         norm = normalise(text)
         confident = intent_read["answer"] if intent_read["outcome"] == "act" else None
@@ -116,25 +117,17 @@ class FlowEngine(StepHost):
             return flow
         return None
 
-    async def turn(
-        self,
-        conversation_id: str,
-        state: dict[str, Any],
-        intent_read: dict[str, Any],
-        text: str,
-        seq: int,
-        record: dict[str, Any],
-        calls: list[dict[str, Any]],
-    ) -> FlowTurn | None:
+    async def turn(self, turn: Turn, intent_read: Read) -> FlowTurn | None:
         """Run the active flow (or start one) as far as this message allows. None: no flow."""
-        progress = self._progress(conversation_id, state, intent_read, text)
+        state, record = turn.state, turn.record
+        progress = self._progress(turn.conversation.id, state, intent_read, turn.text)
         if progress is None:
             return None
         flow_ = self.pack.flows.get(progress["name"])
         if flow_ is None:  # the pack changed under a running flow: end it honestly
             state.pop("flow", None)
             return None
-        t = StepTurn(flow_, progress, state, text, seq, record, calls, conversation_id)
+        t = StepTurn(flow_, progress, turn)
         decision = await self._walk(t)
         record["flow"] = {
             "name": flow_.name,
@@ -152,7 +145,7 @@ class FlowEngine(StepHost):
         return FlowTurn(decision, acted, record["flow"])
 
     def _progress(
-        self, conversation_id: str, state: dict[str, Any], intent_read: dict[str, Any], text: str
+        self, conversation_id: str, state: ConversationState, intent_read: Read, text: str
     ) -> dict[str, Any] | None:
         """The run this message continues: the active one unless preempted, else a new run of the
         flow the message triggers, else None."""
@@ -182,7 +175,7 @@ class FlowEngine(StepHost):
         return status
 
     @staticmethod
-    def _preempted(intent_read: dict[str, Any], progress: dict[str, Any]) -> bool:
+    def _preempted(intent_read: Read, progress: dict[str, Any]) -> bool:
         """A request for a person always wins; a "no thanks" ends the flow unless it answers the
         flow's own yes/no question."""
         if intent_read["outcome"] != "act":

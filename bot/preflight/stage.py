@@ -18,9 +18,8 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from bot.extend.provider import ModelProvider
+from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.retriever import Fact
 from bot.packs import Pack
 from bot.preflight.answers import Answer, by_question, gated, search_steps
@@ -54,7 +53,7 @@ class Outcome:
     hostile: bool = False
     sentence: str | None = None
     error: str | None = None
-    model_calls: list[dict[str, Any]] = field(default_factory=list)
+    model_calls: list[ModelCall] = field(default_factory=list)
     version: str = ""
     ms: float = 0.0
 
@@ -153,7 +152,7 @@ class Preflight:
         )
         self._complete = complete_languages(pack)
 
-    async def answers(self, text: str, calls: list[dict[str, Any]]) -> list[Answer]:
+    async def answers(self, text: str, calls: list[ModelCall]) -> list[Answer]:
         """The seven answers, gated. Raises :class:`PreflightFailed`."""
         if isinstance(self.reader, ModelPreflight):
             raw = await self.reader.answer(text, [], calls)

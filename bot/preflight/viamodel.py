@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 
 from bot.errors import GatebotError, ProviderError
-from bot.extend.provider import ModelProvider, Prompt, call
+from bot.extend.provider import ModelCall, ModelProvider, Prompt, call
 from bot.packs import Pack
 from bot.preflight.answers import DEFAULT_TIMEOUT, LEVELS, QUESTIONS, Answer
 from bot.preflight.candidates import faq_candidates, flow_candidates
@@ -88,7 +88,7 @@ class ModelPreflight:
         )
 
     async def answer(
-        self, text: str, transcript: list[dict[str, str]], calls: list[dict[str, Any]]
+        self, text: str, transcript: list[dict[str, str]], calls: list[ModelCall]
     ) -> list[Answer]:
         prompt = Prompt(
             purpose="preflight",

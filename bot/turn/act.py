@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import search_steps_from_env
-from bot.extend.provider import ModelProvider
+from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.retriever import Fact, Retriever
-from bot.extend.tool import ToolRunner
+from bot.extend.tool import ToolEvent, ToolRunner
 from bot.packs import Pack
 from bot.turn.decide import Decision
 from bot.turn.drafting import (
@@ -30,6 +30,8 @@ from bot.turn.drafting import (
     draft,
 )
 from bot.turn.knowledge_tools import READ, SEARCH, knowledge_tools
+from bot.turn.record import new_reply
+from bot.turn.turn import ReplyPart
 
 Publish = Callable[[dict[str, Any]], None]
 
@@ -48,17 +50,11 @@ TOOLS_NOTE = (
 class Acted:
     replies: list[dict[str, Any]]
     facts: list[Fact] = field(default_factory=list)
-    reply: dict[str, Any] = field(
-        default_factory=lambda: {
-            "text": None,
-            "gate": {"passed": None, "reasons": []},
-            "attempts": 0,
-        }
-    )
-    model_calls: list[dict[str, Any]] = field(default_factory=list)
+    reply: ReplyPart = field(default_factory=new_reply)
+    model_calls: list[ModelCall] = field(default_factory=list)
     escalate: str | None = None  # a reason to queue the question for a person
     unanswered: str | None = None
-    tools: list[dict[str, Any]] = field(default_factory=list)  # tool lifecycle events
+    tools: list[ToolEvent] = field(default_factory=list)  # tool lifecycle events
 
 
 def text_reply(text: str, citations: list[dict[str, str]] | None = None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from bot.errors import ProviderError
 from bot.events import EventBus
-from bot.extend.provider import ModelProvider
+from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.recorder import Recorder
 from bot.extend.retriever import Retriever
 from bot.flows.engine import FlowEngine, FlowTurn
@@ -36,9 +36,7 @@ from bot.turn.turn import (
     ConversationState,
     Escalation,
     Read,
-    ReplyPart,
     Scope,
-    ToolEvent,
     Turn,
     TurnRecord,
     ValueEntry,
@@ -307,15 +305,7 @@ class Agent:
         waits for the next message."""
         if scope["verdict"] == "out" or (not self.pack.flows and "flow" not in turn.state):
             return None
-        return await self.flows.turn(
-            turn.conversation.id,
-            cast(dict[str, Any], turn.state),
-            cast(dict[str, Any], intent_read),
-            turn.text,
-            turn.seq,
-            cast(dict[str, Any], turn.record),
-            turn.model_calls,
-        )
+        return await self.flows.turn(turn, intent_read)
 
     async def _paused_turn(self, turn: Turn) -> TurnResult:
         """Staff have the conversation: the agent stays quiet and the message goes to them."""
@@ -371,7 +361,7 @@ class Agent:
         turn: Turn,
         history: list[Message],
         transcript: list[dict[str, str]],
-        calls: list[dict[str, Any]] | None,
+        calls: list[ModelCall] | None,
     ) -> list[ValueEntry]:
         """Extractor proposals, plus a model's for what they missed when ``calls`` is given."""
         state, text = turn.state, turn.text
@@ -448,8 +438,8 @@ def _record_move(record: TurnRecord, decision: Decision) -> None:
 
 def _record_acted(record: TurnRecord, acted: Acted) -> None:
     """The act stage's part: tool events, the facts used, the reply and its gate."""
-    record["tools"].extend(cast(list[ToolEvent], acted.tools))
+    record["tools"].extend(acted.tools)
     record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
-    record["reply"] = cast(ReplyPart, acted.reply)
+    record["reply"] = acted.reply
     if record["reply"]["text"] is None:
         record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.errors import ProviderError
-from bot.extend.provider import ModelProvider, Prompt, call
+from bot.extend.provider import ModelCall, ModelProvider, Prompt, call
 from bot.extend.retriever import Fact
-from bot.extend.tool import ToolRunner
+from bot.extend.tool import ToolEvent, ToolRunner
 from bot.turn import replygate
 from bot.turn.knowledge_tools import FactLedger
 from bot.turn.toolloop import run_tool_loop
+from bot.turn.turn import GateResult
 
 #: Why no draft passed (``Drafted.failed``).
 PROVIDER_FAILED = "provider_failed"
@@ -47,13 +48,13 @@ class Drafted:
     passed: bool | None = None  # None: no draft reached the gate
     reasons: list[str] = field(default_factory=list)
     attempts: int = 0
-    model_calls: list[dict[str, Any]] = field(default_factory=list)
-    tools: list[dict[str, Any]] = field(default_factory=list)  # the tool loop's events
+    model_calls: list[ModelCall] = field(default_factory=list)
+    tools: list[ToolEvent] = field(default_factory=list)  # the tool loop's events
     failed: str | None = None  # PROVIDER_FAILED, REFUSED_TWICE or NOTHING_FOUND
     why: str = ""  # the failure in words, for the help desk
 
     @property
-    def gate(self) -> dict[str, Any]:
+    def gate(self) -> GateResult:
         return {"passed": self.passed, "reasons": list(self.reasons)}
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from bot.turn.turn import TurnRecord
+from bot.turn.turn import ReplyPart, TurnRecord
+
+
+def new_reply() -> ReplyPart:
+    """The record's ``reply`` part before anything was worded or gated."""
+    return {"text": None, "gate": {"passed": None, "reasons": []}, "attempts": 0}
 
 
 def new_record(
@@ -33,7 +38,7 @@ def new_record(
         "legal": {"moves": [], "rule": None},
         "move": {"name": None, "why": None, "escalate": False},
         "facts": [],
-        "reply": {"text": None, "gate": {"passed": None, "reasons": []}, "attempts": 0},
+        "reply": new_reply(),
         # The flow that decided this turn: {"name", "run", "step", "status", "steps"}, or null.
         "flow": None,
         "tools": [],

@@ -17,8 +17,16 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.extend.provider import ModelProvider, Prompt, Response, assistant_turn, call, tool_result
-from bot.extend.tool import ToolOutcome, ToolRunner
+from bot.extend.provider import (
+    ModelCall,
+    ModelProvider,
+    Prompt,
+    Response,
+    assistant_turn,
+    call,
+    tool_result,
+)
+from bot.extend.tool import ToolEvent, ToolOutcome, ToolRunner
 
 DEFAULT_MAX_STEPS = 4
 #: Told to the model on its last call, beside the system text.
@@ -48,8 +56,8 @@ async def run_tool_loop(
     prompt: Prompt,
     runner: ToolRunner,
     *,
-    model_calls: list[dict[str, Any]],
-    events: list[dict[str, Any]],
+    model_calls: list[ModelCall],
+    events: list[ToolEvent],
     context: dict[str, Any] | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
 ) -> LoopResult:

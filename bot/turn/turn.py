@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
+from bot.extend.provider import ModelCall
+from bot.extend.tool import ToolEvent
 from bot.store import Conversation, Message
 
 # -- the conversation's state, carried between turns ------------------------------------------
@@ -153,12 +155,6 @@ class ReplyPart(TypedDict):
     attempts: int
 
 
-class ToolEvent(TypedDict):
-    tool: str
-    event: str
-    detail: Any
-
-
 class ForecastPart(TypedDict):
     p_convert: float | None
     validated: bool
@@ -187,7 +183,7 @@ class TurnRecord(TypedDict):
     reply: ReplyPart
     flow: dict[str, Any] | None  # {"name", "run", "step", "status", "steps"}
     tools: list[ToolEvent]
-    model_calls: list[dict[str, Any]]  # bot.extend.provider.call's entries
+    model_calls: list[ModelCall]  # bot.extend.provider.call's entries
     forecast: ForecastPart
     versions: VersionsPart
     timings: dict[str, float]
@@ -234,7 +230,7 @@ class Turn:
     record: TurnRecord
     clock: Clock = field(default_factory=Clock)
     #: Model calls made this turn, in order (pre-flight's, a value reader's, the reply's).
-    model_calls: list[dict[str, Any]] = field(default_factory=list)
+    model_calls: list[ModelCall] = field(default_factory=list)
     escalation: Escalation | None = None
 
     @property

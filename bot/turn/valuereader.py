@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from bot.extend.provider import ModelProvider, Prompt, call
+from bot.extend.provider import ModelCall, ModelProvider, Prompt, call
 from bot.packs import Pack
 from bot.turn.values import Proposal
 
@@ -71,7 +71,7 @@ async def read(
     text: str,
     transcript: list[dict[str, str]],
     asked_slot: str | None,
-    calls: list[dict[str, Any]],
+    calls: list[ModelCall],
 ) -> list[Proposal]:
     response = await call(provider, prompt_for(pack, text, transcript, asked_slot), calls)
     return parse(pack, response.text)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.extend.provider import ModelProvider
+from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.tool import ToolRegistry, ToolRunner
 from bot.flows.model import BUILTIN_MODS, Flow, Step
 from bot.flows.outcome import answer
@@ -15,6 +15,7 @@ from bot.flows.state import context_for
 from bot.packs import Pack
 from bot.turn.act import Acted
 from bot.turn.decide import Decision
+from bot.turn.turn import ConversationState, Turn, TurnRecord
 
 #: Why a step cannot reach a changes tool it names (what the record says when one is asked for).
 DRY_RUN_REMOVED = "dry-run mod: changes tools are removed from this step"
@@ -26,15 +27,35 @@ class StepTurn:
     customer and, for a model-worded reply, its gate, facts and model calls."""
 
     flow: Flow
-    progress: dict[str, Any]
-    state: dict[str, Any]
-    text: str
-    seq: int
-    record: dict[str, Any]
-    calls: list[dict[str, Any]]
-    conversation_id: str
+    progress: dict[str, Any]  # the run's progress (the conversation's state["flow"])
+    turn: Turn
     acted: Acted = field(default_factory=lambda: Acted([]))
     steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def state(self) -> ConversationState:
+        return self.turn.state
+
+    @property
+    def record(self) -> TurnRecord:
+        return self.turn.record
+
+    @property
+    def calls(self) -> list[ModelCall]:
+        """The turn's model calls so far; a step's calls join them in order."""
+        return self.turn.model_calls
+
+    @property
+    def text(self) -> str:
+        return self.turn.text
+
+    @property
+    def seq(self) -> int:
+        return self.turn.seq
+
+    @property
+    def conversation_id(self) -> str:
+        return self.turn.conversation.id
 
     @property
     def replies(self) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from bot.packs import Pack
 from bot.text import has_phrase, normalise
 from bot.turn import yesno
 from bot.turn.decide import Decision
+from bot.turn.turn import TurnRecord, ValueEntry
 from bot.turn.values import propose
 
 DEFAULT_READ_BACK = "Just to confirm, I'll run {tool} ({arguments}). Shall I go ahead?"
@@ -36,7 +37,7 @@ class ChangeTurn:
     values: dict[str, Any]  # the conversation's values, as stored
     text: str
     seq: int
-    record: dict[str, Any]
+    record: TurnRecord
     say: Callable[[str], None]
     #: Make the change with these arguments, confirmed (the tool step's call, fills, contract).
     make: Callable[[dict[str, Any]], Awaitable[StepResult]]
@@ -113,12 +114,12 @@ class ReadBack:
         )
         return StepResult(decision=decision, note={"read_back": text})
 
-    def _correction(self) -> list[dict[str, Any]]:
+    def _correction(self) -> list[ValueEntry]:
         """Values the reply corrects, read with the correction in view: a declared choice, or a
         typed value, found word for word in the customer's message."""
         c, step = self.c, self.c.step
         norm = normalise(c.text)
-        entries: list[dict[str, Any]] = []
+        entries: list[ValueEntry] = []
         proposals = {p.slot: p.value for p in propose(c.pack, c.text, None)}
         for slot in step.correct:
             current = c.values.get(slot, {}).get("value")
