@@ -17,6 +17,11 @@ from bot.config import Settings
 from bot.extend.recorder import MemoryRecorder
 from bot.packs import Pack, load_pack
 
+# Torch on one thread unless the runner says otherwise (subprocesses inherit it): the tests embed
+# a few hundred short texts at most, which gain nothing from splitting, while on a busy two-core
+# machine threads waiting on each other made each encode two to four times slower.
+os.environ.setdefault("GATEBOT_TORCH_THREADS", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 ACME = ROOT / "knowledge" / "acme"
 PG_URL = os.environ.get("GATEBOT_TEST_PG", "postgresql+psycopg://root@127.0.0.1:5432/test")

@@ -27,15 +27,16 @@ def intent_read(pack: Pack, text: str) -> dict[str, Any]:
     answer, confidence, ranked = router.intent(text)
     ranking = [{"name": r.name, "score": round(r.score, 3)} for r in ranked[:3]]
     threshold = pack.gates["intent"]
-    return gates.read("intent", router.version, answer, confidence, "intent", threshold,
-                      ranking=ranking)  # fmt: skip
+    return gates.read(
+        "intent", router.version, answer, confidence, "intent", threshold, ranking=ranking
+    )
 
 
 def sentiment_read(pack: Pack, text: str) -> dict[str, Any]:
     label, confidence, score = KeywordRouter.sentiment(text)
     threshold = pack.gates["sentiment"]
-    return gates.read("sentiment", "keyword-router", label, confidence, "sentiment", threshold,
-                      score=score)  # fmt: skip
+    version = "keyword-router"
+    return gates.read("sentiment", version, label, confidence, "sentiment", threshold, score=score)
 
 
 def turn(pack: Pack, text: str, state: dict[str, Any] | None = None, seq: int = 1) -> Decision:
@@ -336,8 +337,8 @@ def test_the_reply_gate_passes_a_grounded_draft_and_strips_its_citations(pack: P
     assert result.passed and result.citations == ["faq-docker"]
     strict = replygate.check(draft, {"faq-docker"}, [], require_citations=True)
     assert not strict.passed and "without a resolved citation" in strict.reasons[0]
-    assert replygate.strip_citations(draft) == "Yes, Pipelines runs Docker builds natively. " \
-        "Want a demo?"  # fmt: skip
+    stripped = "Yes, Pipelines runs Docker builds natively. Want a demo?"
+    assert replygate.strip_citations(draft) == stripped
 
 
 # --- act: deterministic moves never reach a model -----------------------------------------------
