@@ -22,7 +22,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs --durations=15
 
 bench: $(STAMP)
 	$(BIN)/python bench/turns.py

@@ -1,5 +1,6 @@
-"""Shared fixtures: a temporary data dir per test, the app on SQLite and on PostgreSQL, and a real
-aiohttp server on loopback for the REST API."""
+"""Shared fixtures: a temporary data dir per test, the app on SQLite and on PostgreSQL, a real
+aiohttp server on loopback for the REST API, and the sample pack loaded once for stage tests that
+build no App."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.app import App
 from bot.config import Settings
 from bot.extend.recorder import MemoryRecorder
+from bot.packs import Pack, load_pack
+
+# Torch on one thread unless the runner says otherwise (subprocesses inherit it): the tests embed
+# a few hundred short texts at most, which gain nothing from splitting, while on a busy two-core
+# machine threads waiting on each other made each encode two to four times slower.
+os.environ.setdefault("GATEBOT_TORCH_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 ACME = ROOT / "knowledge" / "acme"
@@ -64,6 +71,12 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+@pytest.fixture(scope="session")
+def pack() -> Pack:
+    """The sample pack, loaded once: stage tests read it and never change it."""
+    return load_pack(ACME)
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(pack=ACME, data_dir=tmp_path, recorders=[])
@@ -98,7 +111,6 @@ async def client(app: App) -> AsyncIterator[TestClient]:
 def warm_heads() -> None:
     """Load the sentence encoder once, before any test: the first load takes seconds, which must
     not land inside a test's bounded wait (Slack's three-second acknowledgement, for one)."""
-    from bot.packs import load_pack
     from bot.turn.reading import Readers
 
     readers = Readers(load_pack(ACME))

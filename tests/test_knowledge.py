@@ -20,7 +20,7 @@ import gatebot_knowledge
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from gatebot_knowledge.embedder import Embedder, load_embedder
+from gatebot_knowledge.embedder import Embedder, VectorMemo, load_embedder
 from gatebot_knowledge.lexical import Bm25Arrays, Bm25Index, tokenize
 from gatebot_knowledge.passages import pack_passages
 from gatebot_knowledge.retriever import KnowledgeRetriever, UnknownKeyError
@@ -135,6 +135,41 @@ def test_one_changed_document_re_embeds_only_its_changed_passages(
     assert again.embedded == 1  # the one edited passage; its title was embedded before
     assert again.synced == {"added": 0, "changed": 1, "removed": 0, "kept": first.passages - 1}
     assert counting.texts_embedded == first.embedded + 1
+
+
+def test_a_second_store_gets_every_vector_but_the_model_runs_once(
+    pack_dir: Path, tmp_path: Path, encoder: Embedder
+) -> None:
+    memo = VectorMemo()
+    first = Embedder(encoder.model, encoder.model_id, memo)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    built = retriever(pack_dir, sqlite(tmp_path / "a"), first).build()
+    second = Embedder(encoder.model, encoder.model_id, memo)
+    again = retriever(pack_dir, sqlite(tmp_path / "b"), second).build()
+    # The empty store still receives (and counts) every vector; only the model is spared.
+    assert again.embedded == built.embedded == first.texts_encoded > 0
+    assert second.texts_encoded == 0
+    texts = [p.joint for p in pack_passages(load_pack(pack_dir))[:4]]
+    uncached = Embedder(encoder.model, encoder.model_id, None)
+    np.testing.assert_allclose(second.embed(texts), uncached.embed(texts), atol=1e-5)
+    assert uncached.texts_encoded == 4 and second.texts_encoded == 0
+    # Another model id (another model, or the same one truncating elsewhere) never hits.
+    other = Embedder(encoder.model, encoder.model_id + "-other", memo)
+    other.embed(texts)
+    assert other.texts_encoded == 4
+
+
+def test_the_vector_memo_is_bounded_and_drops_the_least_recently_used() -> None:
+    memo = VectorMemo(rows=2)
+    a, b, c = (VectorMemo.key("m", t) for t in "abc")
+    memo.put(a, np.ones(3))
+    memo.put(b, np.zeros(3))
+    assert memo.get(a) is not None  # a is now the most recently used
+    memo.put(c, np.ones(3))
+    assert memo.get(b) is None and memo.get(a) is not None and memo.get(c) is not None
+    held = memo.get(a)
+    assert held is not None and not held.flags.writeable  # shared by every index built from it
 
 
 async def test_restart_loads_from_the_store_without_embedding(

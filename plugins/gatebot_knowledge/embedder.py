@@ -9,6 +9,10 @@
 - The model id (name, package version, token limit) keys every stored vector: a different model
   or truncation never reuses another's vectors.
 
+- Vectors already computed in this process are kept (:class:`VectorMemo`, keyed by model id and
+  text hash, bounded), so an app built again over the same pack (a test, a reload, a second
+  app in one process) runs the model only on texts it has not seen.
+
 Its own loader rather than ``bot.heads.encoder``: the heads truncate at 64 tokens for short
 messages and share one cached copy; passages need the model's full 256.
 """
@@ -20,6 +24,7 @@ import logging
 import os
 import sys
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +40,46 @@ PROGRESS_FROM = 512
 #: Torch threads for one query's embedding (see Embedder.embed_query).
 QUERY_THREADS = max(1, int(os.environ.get("GATEBOT_QUERY_THREADS") or 1))
 
+#: Vectors the process keeps (about 1.5 kB each with MiniLM): a sample pack many times over, while
+#: a large corpus is read back from the store anyway.
+MEMO_ROWS = 20_000
+
 _cache: dict[str, Embedder] = {}
 _lock = threading.Lock()
+
+
+class VectorMemo:
+    """Unit vectors computed in this process, by (model id, sha256 of the text), least recently
+    used dropped first. The key is the store's vector key, so a hit is the very vector the model
+    would compute again."""
+
+    def __init__(self, rows: int = MEMO_ROWS) -> None:
+        self.rows = rows
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(model_id: str, text: str) -> tuple[str, str]:
+        return model_id, hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get(self, key: tuple[str, str]) -> np.ndarray | None:
+        with self._lock:
+            vec = self._vectors.get(key)
+            if vec is not None:
+                self._vectors.move_to_end(key)
+            return vec
+
+    def put(self, key: tuple[str, str], vec: np.ndarray) -> None:
+        kept = np.array(vec, dtype=np.float32)
+        kept.flags.writeable = False  # shared by every index built from it
+        with self._lock:
+            self._vectors[key] = kept
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > self.rows:
+                self._vectors.popitem(last=False)
+
+
+process_memo = VectorMemo()
 
 
 def embeddings_enabled() -> bool:
@@ -49,10 +92,11 @@ def embeddings_enabled() -> bool:
 
 
 class Embedder:
-    """A sentence-transformers model on the CPU. ``calls`` and ``texts_embedded`` count work, so
-    tests (and logs) can tell that nothing was embedded twice."""
+    """A sentence-transformers model on the CPU. ``calls`` and ``texts_embedded`` count the texts
+    asked for (what the store lacked), so tests (and logs) can tell that nothing was embedded
+    twice; ``texts_encoded`` counts those the model ran on, the rest coming from ``memo``."""
 
-    def __init__(self, model: Any, model_id: str) -> None:
+    def __init__(self, model: Any, model_id: str, memo: VectorMemo | None = process_memo) -> None:
         self.model = model
         self.model_id = model_id
         # sentence-transformers 5 renamed the method; older releases only have the old name.
@@ -60,8 +104,10 @@ class Embedder:
         if dimension is None:
             dimension = model.get_sentence_embedding_dimension
         self.dim = int(dimension() or 0)
+        self.memo = memo
         self.calls = 0
         self.texts_embedded = 0
+        self.texts_encoded = 0
         self._lock = threading.Lock()  # one encode at a time: torch already uses every core
 
     def embed(self, texts: list[str], progress: bool | None = None) -> np.ndarray:
@@ -69,27 +115,46 @@ class Embedder:
         self.calls += 1
         self.texts_embedded += len(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        memo = self.memo
+        keys = [VectorMemo.key(self.model_id, t) for t in texts] if memo is not None else []
+        todo = list(range(len(texts)))
+        if memo is not None:
+            hits = [memo.get(key) for key in keys]
+            todo = [i for i, vec in enumerate(hits) if vec is None]
+            for i, vec in enumerate(hits):
+                if vec is not None:
+                    out[i] = vec
+        self._encode([texts[i] for i in todo], out, todo, progress)
+        if memo is not None:
+            for i in todo:
+                memo.put(keys[i], out[i])
+        return out
+
+    def _encode(
+        self, texts: list[str], out: np.ndarray, rows: list[int], progress: bool | None
+    ) -> None:
+        """Run the model on ``texts``, writing each vector to ``out[rows[i]]``."""
+        self.texts_encoded += len(texts)
         if not texts:
-            return out
+            return
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         show = sys.stderr.isatty() if progress is None else progress
         bar = _progress(len(texts)) if show and len(texts) >= PROGRESS_FROM else None
         with self._lock:
             for start in range(0, len(order), BATCH * 4):
-                rows = order[start : start + BATCH * 4]
+                batch = order[start : start + BATCH * 4]
                 vecs = self.model.encode(
-                    [texts[i] for i in rows],
+                    [texts[i] for i in batch],
                     batch_size=BATCH,
                     convert_to_numpy=True,
                     normalize_embeddings=True,
                     show_progress_bar=False,
                 )
-                out[rows] = np.asarray(vecs, dtype=np.float32)
+                out[[rows[i] for i in batch]] = np.asarray(vecs, dtype=np.float32)
                 if bar is not None:
-                    bar.update(len(rows))
+                    bar.update(len(batch))
         if bar is not None:
             bar.close()
-        return out
 
     def embed_query(self, query: str) -> np.ndarray:
         """One query's vector. Not counted: the counters are about indexing.

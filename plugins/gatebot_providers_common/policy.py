@@ -27,7 +27,7 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from bot.errors import ConfigError, ProviderError
@@ -50,6 +50,10 @@ class CallPolicy:
     retries: int = 2  # further attempts after the first
     backoff_s: float = 0.5  # the first wait without Retry-After; doubles each time
     max_wait_s: float = 8.0  # the longest wait, Retry-After included
+    # How a wait between attempts is spent; tests pass one that records the waits instead.
+    sleep: Callable[[float], Awaitable[None]] = field(
+        default=asyncio.sleep, compare=False, repr=False
+    )
 
     @classmethod
     def from_env(cls) -> CallPolicy:
@@ -149,7 +153,7 @@ async def call_with_retries(
         log.warning(
             "%s; retrying in %.2f s (attempt %d of %d)", failure.message, wait, n + 1, attempts
         )
-        await asyncio.sleep(wait)
+        await policy.sleep(wait)
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
