@@ -27,16 +27,18 @@ def intent_read(pack: Pack, text: str) -> dict[str, Any]:
     answer, confidence, ranked = router.intent(text)
     ranking = [{"name": r.name, "score": round(r.score, 3)} for r in ranked[:3]]
     threshold = pack.gates["intent"]
-    return gates.read(
-        "intent", router.version, answer, confidence, "intent", threshold, ranking=ranking
-    )
+    read = gates.read("intent", router.version, answer, confidence, "intent", threshold)
+    read["ranking"] = ranking
+    return dict(read)
 
 
 def sentiment_read(pack: Pack, text: str) -> dict[str, Any]:
     label, confidence, score = KeywordRouter.sentiment(text)
     threshold = pack.gates["sentiment"]
     version = "keyword-router"
-    return gates.read("sentiment", version, label, confidence, "sentiment", threshold, score=score)
+    read = gates.read("sentiment", version, label, confidence, "sentiment", threshold)
+    read["score"] = score
+    return dict(read)
 
 
 def turn(pack: Pack, text: str, state: dict[str, Any] | None = None, seq: int = 1) -> Decision:
@@ -114,7 +116,8 @@ def test_gate_outcomes_act_skip_and_unsure() -> None:
     assert gates.yes_no_outcome(0.8, 0.6) == ("act", pytest.approx(0.6))
     assert gates.yes_no_outcome(0.15, 0.6)[0] == "act"
     assert gates.yes_no_outcome(0.7, 0.6)[0] == "unsure"
-    read = gates.read("intent", "v1", "demo", 0.912345, "intent", 0.9, ranking=[])
+    read = dict(gates.read("intent", "v1", "demo", 0.912345, "intent", 0.9))
+    read["ranking"] = []
     assert read == {
         "head": "intent",
         "version": "v1",
