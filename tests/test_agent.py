@@ -98,12 +98,19 @@ async def test_demo_qualification_asks_blocking_slots_then_proposes(
     } in last.replies
 
 
-async def test_no_selling_after_a_no(app: App, conv: Conversation) -> None:
+async def test_no_selling_after_a_no_unless_the_customer_asks(app: App, conv: Conversation) -> None:
     stop = await say(app, conv, "no thanks, not interested")
     assert stop.record["move"]["name"] == "stop"
-    later = await say(app, conv, "can I get a demo")
-    assert later.record["move"]["name"] not in ("propose", "ask_signup", "ask")
-    assert "no selling after a no" in later.record["legal"]["rule"]
+    # Something else after the no: nothing is sold.
+    other = await say(app, conv, "how do I reset my password?")
+    assert "no selling after a no" in other.record["legal"]["rule"]
+    assert not {"propose", "ask_signup"} & set(other.record["legal"]["moves"])
+    # The customer's own request after the no is served, and selling may resume.
+    later = await say(app, conv, "actually, can I get a demo?")
+    assert later.record["move"]["name"] == "ask"
+    assert "asked for demo themselves after a no" in later.record["legal"]["rule"]
+    stored = app.store.get_conversation(conv.id)
+    assert stored is not None and stored.state["stopped"] is False
 
 
 async def test_faq_answer_cites_retrieved_fact(app: App, conv: Conversation) -> None:

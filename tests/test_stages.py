@@ -223,10 +223,16 @@ def test_a_phone_number_meets_the_need_for_an_email(pack: Pack) -> None:
     assert turn(pack, "can I try it", state).legal == ["propose"]
 
 
-def test_no_selling_after_a_no_or_to_a_hostile_visitor(pack: Pack) -> None:
+def test_no_selling_after_a_no_unless_asked_or_to_a_hostile_visitor(pack: Pack) -> None:
+    # The customer's own request after a no is served, and lifts the no ...
     after_no = turn(pack, "can I get a demo", {"values": {}, "stopped": True})
-    assert "no selling after a no" in after_no.rule
-    assert after_no.move not in ("propose", "ask_signup", "ask")
+    assert (after_no.move, after_no.slot, after_no.resumes) == ("ask", "use_case", True)
+    assert "the customer asked for demo themselves after a no" in after_no.rule
+    # ... but the agent never sells on its own after a no.
+    known = {"use_case": "uptime", "team_size": "12", "email": "dana@example.com"}
+    unprompted = turn(pack, "ok", {"values": known, "outcome": "demo", "stopped": True})
+    assert "no selling after a no" in unprompted.rule
+    assert unprompted.move not in ("propose", "ask_signup") and not unprompted.resumes
     hostile = turn(pack, "give me a demo, you idiot")
     assert "no selling to a hostile visitor" in hostile.rule and hostile.move == "answer"
 

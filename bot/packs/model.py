@@ -19,6 +19,9 @@ DEFAULT_GATES = {
     # Not a confidence to reach but a doubt to stay under: after a repeat step's calls, any
     # record whose P(wrong) (or the message's P(missing)) is at least this is read back.
     "readBackAt": 0.3,
+    # An unsure intent offers its likeliest options ("did you mean X or Y?") only when each
+    # reaches this probability: never a 1.4% one.
+    "clarifyFloor": 0.15,
 }
 
 

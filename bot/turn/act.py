@@ -21,7 +21,7 @@ from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.retriever import Fact, Retriever
 from bot.extend.tool import ToolEvent, ToolRunner
 from bot.packs import Pack
-from bot.turn.decide import Decision
+from bot.turn.decide import LEADS, Decision
 from bot.turn.drafting import (
     NOTHING_FOUND,
     PROVIDER_FAILED,
@@ -121,11 +121,12 @@ class Actor:
             options = " or ".join(self._describe(o) for o in decision.options) or "something else"
             return Acted([text_reply(self.template("clarify", language, options=options))])
         if move == "propose":
+            name = decision.template or "fallback"
+            if decision.outcome in LEADS and self.pack.helpdesk_for("lead") is None:
+                # Nobody would receive the lead: never promise that the team will reach out.
+                name = "propose_contact"
             return Acted(
-                [
-                    text_reply(self.template(decision.template or "fallback", language)),
-                    *self._closing_card(decision.outcome),
-                ]
+                [text_reply(self.template(name, language)), *self._closing_card(decision.outcome)]
             )
         if move == "answer" and not decision.template:
             steps = self.search_steps if search_steps is None else search_steps
@@ -140,7 +141,7 @@ class Actor:
         return intent.examples[0] if intent else intent_name
 
     def _closing_card(self, outcome: str | None) -> list[dict[str, Any]]:
-        if outcome not in ("demo", "engineer"):
+        if outcome not in LEADS:
             return []
         booking = self.pack.booking
         if booking.get("enabled") and booking.get("url"):

@@ -26,7 +26,7 @@ from bot.preflight import Outcome, Preflight
 from bot.store import Conversation, Message, Store
 from bot.turn import followups, gates, valuereader
 from bot.turn.act import Acted, Actor
-from bot.turn.decide import HANDOFF_WHEN_ASKED, Decision, decide
+from bot.turn.decide import HANDOFF_ACCEPTED, HANDOFF_WHEN_ASKED, LEADS, Decision, decide
 from bot.turn.forecast import forecast
 from bot.turn.reading import Readers
 from bot.turn.record import new_record
@@ -218,6 +218,9 @@ class Agent:
         )
         if yes_no:
             record["reads"].append(yes_no)
+        offer = followups.resolve_offer(state, turn.text, self.pack.gates["yesNo"])
+        if offer:
+            record["reads"].append(offer)
         calls = turn.model_calls if self._wants_values(state, intent_read, scope) else None
         record["values"] = ([checked] if checked else []) + await self._read_values(
             turn, history, transcript, calls
@@ -412,15 +415,31 @@ class Agent:
         if decision.move == "decline":
             # Requests the pack does not cover, kept for whoever extends the pack.
             state.setdefault("uncovered", []).append(turn.text)
+        self._offer_and_resume(turn, decision)
         if decision.move == "handoff":
             conv.status = "handed_off"
-            asked = decision.rule == HANDOFF_WHEN_ASKED
+            asked = decision.rule in (HANDOFF_WHEN_ASKED, HANDOFF_ACCEPTED)
             return Escalation(decision.rule, "asked" if asked else "unsure")
         if acted.escalate:
             return Escalation(acted.escalate, "refused")
         if decision.escalate:
             return Escalation(decision.why, "unsure")
+        if decision.move == "propose" and decision.outcome in LEADS:
+            # A qualified lead is delivered to the desk that takes leads, with what was learned.
+            return Escalation(f"qualified lead: {decision.outcome}", "lead")
         return None
+
+    @staticmethod
+    def _offer_and_resume(turn: Turn, decision: Decision) -> None:
+        """An offer of a person waits for its answer; the customer's own request after a no
+        lifts the no; a hand-off settles any offer."""
+        if decision.move == "acknowledge":
+            turn.state["offered_person"] = "offered"
+        elif decision.move == "handoff":
+            turn.state.pop("offered_person", None)
+        if decision.resumes:
+            turn.state["stopped"] = False
+            turn.conversation.status = "open"
 
     async def _deliver_record(self, record: TurnRecord) -> None:
         for recorder in self.recorders:

@@ -18,7 +18,14 @@ from bot.turn import gates
 from bot.turn.turn import ConversationState, Read, Scope, ValueCheck
 
 SELLING = ("propose", "ask_signup")
+#: Outcomes a person follows up on: proposing one delivers the lead to a help desk.
+LEADS = ("demo", "engineer")
 HANDOFF_WHEN_ASKED = "hard rule: hand off when asked"
+HANDOFF_ACCEPTED = "hard rule: hand off when the customer accepts the offer of a person"
+#: What an upset customer meets instead of a question or a guess: an acknowledgement, and a person.
+ACKNOWLEDGE_UPSET = "hard rule: acknowledge a frustrated customer and offer a person"
+#: Moves that ask the customer for something; an upset customer is not asked for anything.
+_ASKING = ("ask", "clarify", "confirm")
 
 
 @dataclass
@@ -36,6 +43,8 @@ class Decision:
     question: str | None = None  # for answer: the question asked before its slots were known
     template: str | None = None
     read: Read | None = None  # the move head's reading, for the turn record
+    #: The customer asked for an outcome themselves after saying no: selling may resume.
+    resumes: bool = False
 
     def choose(self, move_scores: MoveScores | None = None, gate: float = 0.9) -> Decision:
         """Pick among the legal moves. One legal move is forced. With a move head's scores, the
@@ -113,22 +122,57 @@ def decide(
         return Decision(["handoff"], HANDOFF_WHEN_ASKED).choose()
     if intent and intent.move == "stop":
         return Decision(["stop"], "hard rule: stop after a no").choose()
+    if state.get("offered_person") == "accepted":
+        return Decision(["handoff"], HANDOFF_ACCEPTED).choose()
     check = state.get("check")
     if check:
         return _check(check).choose()
-
-    blocked: list[str] = []
-    if state.get("stopped"):
-        blocked.append("no selling after a no")
-    if sentiment_read["outcome"] == "act" and sentiment_read["answer"] == "hostile":
-        blocked.append("no selling to a hostile visitor")
+    hostile = sentiment_read["outcome"] == "act" and sentiment_read["answer"] == "hostile"
+    blocked, resumes = _selling_blocks(state, intent, hostile)
+    decision = _playbook(pack, state, scope, intent, intent_read, blocked)
+    decision.resumes = resumes
+    if hostile and (decision.legal[0] in _ASKING or intent is None):
+        decision = Decision(["acknowledge"], ACKNOWLEDGE_UPSET, template="acknowledge")
     no_signup = sentiment_read.get("score", 0.0) < pack.low_sentiment or (
         seq - state.get("last_signup_seq", -10_000) <= pack.signup_cooldown_turns
     )
+    if blocked:
+        decision.legal = [m for m in decision.legal if m not in SELLING]
+        decision.rule += "; hard rule: " + ", ".join(blocked)
+    if no_signup and "ask_signup" in decision.legal:
+        decision.legal.remove("ask_signup")
+        decision.rule += "; hard rule: no signup ask at low sentiment or too soon"
+    return decision.choose(move_scores, pack.gates["policy"])
 
+
+def _selling_blocks(
+    state: ConversationState, intent: Intent | None, hostile: bool
+) -> tuple[list[str], bool]:
+    """The hard rules that take selling off the table, and whether a no is lifted: "no selling
+    after a no" never blocks what the customer asks for themselves ("actually, a demo?")."""
+    blocked: list[str] = []
+    own_request = bool(intent and intent.outcome)
+    if state.get("stopped") and not own_request:
+        blocked.append("no selling after a no")
+    if hostile:
+        blocked.append("no selling to a hostile visitor")
+    return blocked, bool(state.get("stopped") and own_request and not hostile)
+
+
+def _playbook(
+    pack: Pack,
+    state: ConversationState,
+    scope: Scope,
+    intent: Intent | None,
+    intent_read: Read,
+    blocked: list[str],
+) -> Decision:
+    """The outcome table and the intents' own moves, before the hard rules narrow them."""
     pending = pack.intent(state.get("pending_intent") or "")
     if intent and intent.outcome and not blocked:
         decision = _qualify(pack, state, intent.outcome, intent.needs)
+        if state.get("stopped"):
+            decision.rule += f"; the customer asked for {intent.outcome} themselves after a no"
     elif intent:
         decision = _serve(pack, state, intent, blocked, pending=False)
     elif state.get("outcome") and not blocked and scope.get("question"):
@@ -143,13 +187,7 @@ def decide(
         decision = _unsure_intent(pack, state, intent_read)
     else:
         decision = Decision([pack.default_move, "handoff"], "no confident intent: playbook default")
-    if blocked:
-        decision.legal = [m for m in decision.legal if m not in SELLING]
-        decision.rule += "; hard rule: " + ", ".join(blocked)
-    if no_signup and "ask_signup" in decision.legal:
-        decision.legal.remove("ask_signup")
-        decision.rule += "; hard rule: no signup ask at low sentiment or too soon"
-    return decision.choose(move_scores, pack.gates["policy"])
+    return decision
 
 
 def _serve(
@@ -195,9 +233,18 @@ def _check(check: ValueCheck) -> Decision:
 
 
 def _unsure_intent(pack: Pack, state: ConversationState, intent_read: Read) -> Decision:
-    options = [r["name"] for r in intent_read.get("ranking", [])[:2]]
+    """Offer the likeliest two, only those at or above the declared ``clarifyFloor``: a 1.4%
+    option is not a plausible thing to ask about."""
+    floor = pack.gates["clarifyFloor"]
+    ranked = intent_read.get("ranking", [])[:2]
+    options = [r["name"] for r in ranked if r["name"] != "none" and r["score"] >= floor]
+    if not options:
+        return Decision(
+            [pack.default_move, "handoff"],
+            f"intent unsure and no option reaches the clarify floor {floor}: playbook default",
+        )
     calls = {_calls_for(pack, name) for name in options}
-    if len(calls) == 1 and None not in calls:
+    if len(options) == 2 and len(calls) == 1 and None not in calls:
         # Asking "did you mean X or Y?" is pointless when X and Y lead to the same move.
         shared = str(calls.pop())
         return Decision(

@@ -45,6 +45,19 @@ def resolve_check(
     return read, entry
 
 
+def resolve_offer(state: ConversationState, text: str, gate: float) -> Read | None:
+    """Read the reply to "would you like me to bring in a person?". A confident yes is accepted
+    (the decide stage hands off); anything else withdraws the offer and the turn goes on."""
+    if state.get("offered_person") != "offered":
+        return None
+    read = yesno.read(text, "yesNo", gate)
+    if read["outcome"] == "act" and read["answer"] == "yes":
+        state["offered_person"] = "accepted"
+    else:
+        state.pop("offered_person", None)
+    return read
+
+
 def note_values(
     state: ConversationState, entries: list[ValueEntry], other_request: bool, checked: bool
 ) -> None:
