@@ -1,0 +1,71 @@
+"""The sample pack's paraphrase set (tests/data/acme_paraphrases.jsonl) as a regression test:
+every message through a whole turn, each kind held to a floor it reached when the floor was set.
+Raise a floor when the agent gets better; a drop below one is a regression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.app import App
+from bot.errors import ConfigError
+from bot.evalset import Case, load_set, run_set, verdict
+from bot.turn.record import new_record
+
+SET = Path(__file__).parent / "data" / "acme_paraphrases.jsonl"
+
+#: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
+FLOORS = {
+    "answer": (11 / 27, 0),
+    "unanswerable": (8 / 10, 2),
+    "out_of_scope": (2 / 10, 0),
+    "person": (4 / 4, 0),
+    "action": (3 / 8, 0),
+    "non_english": (1 / 8, 0),
+}
+
+
+def test_the_set_is_large_enough_and_covers_every_kind() -> None:
+    cases = load_set(SET)
+    assert len(cases) >= 60
+    assert {c.kind for c in cases} == set(FLOORS)
+
+
+async def test_the_paraphrase_set_holds_its_floors(app: App) -> None:
+    scores = await run_set(app.agent, app.store, load_set(SET))
+    report = scores.as_dict()["kinds"]
+    for kind, (least_right, most_wrong) in FLOORS.items():
+        assert scores.share(kind) >= least_right - 1e-9, (kind, report[kind], scores.misses)
+        assert report[kind].get("wrong", 0) <= most_wrong, (kind, report[kind], scores.misses)
+
+
+def _record(move: str, facts: list[str], flow: str | None = None, calls: int = 0) -> dict:
+    record: dict = dict(new_record("c", 1, "t", "web", None))
+    record["move"] = {"name": move, "why": "", "escalate": False}
+    record["facts"] = [{"key": k, "source": "faq", "mode": "bm25"} for k in facts]
+    record["flow"] = {"name": flow} if flow else None
+    record["model_calls"] = [{"provider": "offline"}] * calls
+    return record
+
+
+def test_verdicts() -> None:
+    answer = Case("q", "answer", ["doc-monitor"])
+    cite = [{"type": "text", "text": "x", "citations": [{"key": "doc-monitor#alerts"}]}]
+    assert verdict(answer, _record("answer", ["doc-monitor#alerts"]), cite) == "right"
+    other = [{"type": "text", "text": "x", "citations": [{"key": "faq-docker"}]}]
+    assert verdict(answer, _record("answer", ["faq-docker"]), other) == "wrong"
+    assert verdict(answer, _record("answer", []), []) == "safe"
+    assert verdict(Case("q", "unanswerable"), _record("answer", ["faq-x"]), other) == "wrong"
+    outside = Case("q", "out_of_scope")
+    assert verdict(outside, _record("decline", []), []) == "right"
+    assert verdict(outside, _record("decline", [], calls=1), []) == "safe"
+    assert verdict(Case("q", "action", flow="refund"), _record("ask", [], "refund"), []) == "right"
+    assert verdict(Case("q", "person"), _record("handoff", []), []) == "right"
+
+
+def test_a_bad_line_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "set.jsonl"
+    bad.write_text('{"text": "a", "kind": "answer"}\n{"text": "b", "kind": "joke"}\n')
+    with pytest.raises(ConfigError, match=r"set\.jsonl:2: kind 'joke'"):
+        load_set(bad)
