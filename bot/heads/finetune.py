@@ -12,6 +12,7 @@ import logging
 import math
 import random
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -137,6 +138,27 @@ def _epoch(
     return total
 
 
+def _stepper(
+    encoder_params: list[Any], head_params: list[Any], lrs: tuple[float, float], steps: int
+) -> Callable[[torch.Tensor], None]:
+    """AdamW with a one-cycle schedule (encoder and head at their own rates), as one step call."""
+    opt = torch.optim.AdamW(
+        [{"params": encoder_params, "lr": lrs[0]}, {"params": head_params, "lr": lrs[1]}],
+        weight_decay=0.01,
+    )
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=list(lrs), total_steps=steps, pct_start=0.1, anneal_strategy="linear"
+    )
+
+    def step(loss: torch.Tensor) -> None:
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+
+    return step
+
+
 def finetune(
     model: SentenceTransformer,
     texts: list[str],
@@ -169,22 +191,9 @@ def finetune(
     log.info("cached %d texts below layer %d in %.0fs", len(texts), n_frozen, time.monotonic() - t0)
     head = torch.nn.Linear(cache[0].shape[-1], n_classes)
     scale = torch.nn.Parameter(torch.tensor(20.0))  # unit-length inputs need a large logit scale
-    opt = torch.optim.AdamW(
-        [{"params": params, "lr": lr}, {"params": [*head.parameters(), scale], "lr": head_lr}],
-        weight_decay=0.01,
-    )
     lengths = [int(c.shape[0]) for c in cache]
     steps = epochs * math.ceil(len(texts) / batch_size)
-    sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=[lr, head_lr], total_steps=steps, pct_start=0.1, anneal_strategy="linear"
-    )
-
-    def step(loss: torch.Tensor) -> None:
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-
+    step = _stepper(params, [*head.parameters(), scale], (lr, head_lr), steps)
     data = (cache, lengths, torch.from_numpy(np.asarray(labels, dtype=np.int64)))
     for layer in top:
         layer.train()
