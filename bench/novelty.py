@@ -44,11 +44,13 @@ def split(
     held = held_out_intents(sorted({label for _, label in train}), n, seed)
     rows = [(t, label) for t, label in train if label not in held]
     if max_per_intent:  # a quick run while developing: the first lines of each intent
-        kept: Counter[str] = Counter()
-        for text, label in list(rows):
-            kept[label] += 1
-            if kept[label] > max_per_intent:
-                rows.remove((text, label))
+        seen: Counter[str] = Counter()
+        quick = []
+        for text, label in rows:
+            seen[label] += 1
+            if seen[label] <= max_per_intent:
+                quick.append((text, label))
+        rows = quick
     gold = [(t, OOS if label in held else label) for t, label in test]
     return rows, gold, held
 
