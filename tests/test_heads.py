@@ -165,7 +165,17 @@ def test_cli_train_and_eval(tmp_path: Path) -> None:
     result = runner.invoke(heads_cli, ["eval", "--head", str(out), "--data", str(test), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == EVAL_KEYS and report["n"] == 3 and report["gate"] == 0.9
+    # a head that scores novelty also says what its novelty gate did
+    assert set(report) == EVAL_KEYS | {"novelty"} and report["n"] == 3 and report["gate"] == 0.9
+    assert set(report["novelty"]) == {
+        "threshold",
+        "in_scope_held_back",
+        "oos_held_back",
+        "oos_false_act_rate_softmax_only",
+    }
+    assert report["novelty"]["threshold"] == round(load_head(out).novelty.threshold, 4)  # type: ignore[attr-defined]
+    result = runner.invoke(heads_cli, ["eval", "--head", str(out), "--data", str(test)])
+    assert "novelty threshold" in result.output and "novel false act rate" in result.output
     result = runner.invoke(heads_cli, ["train", "--out", str(out)])
     assert result.exit_code != 0  # neither --data nor --pack
 
@@ -177,6 +187,7 @@ def test_cli_train_from_pack(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     head = load_head(pack / "heads" / "intent")
     assert result.stdout.strip().splitlines()[-1] == head.version
+    assert "wrote" in result.stderr and "novelty threshold" in result.stderr
     assert NONE in head.labels and "human" in head.labels
     assert head.predict(["can I speak to a real person"])[0][0][0] == "human"
 

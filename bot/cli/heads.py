@@ -21,7 +21,17 @@ def _options(epochs: int, train_layers: int, no_none: bool, seed: int) -> TrainO
     # Imported here so `gatebot --help` does not pay for torch.
     from bot.heads.train import TrainOptions
 
-    return TrainOptions(epochs=epochs, train_layers=train_layers, none_class=not no_none, seed=seed)
+    return TrainOptions(
+        epochs=epochs, train_layers=train_layers, none_class=not no_none, seed=seed, progress=True
+    )
+
+
+def _wrote(out: Path) -> str:
+    """The files a head folder holds and their sizes, for the line that says what was written."""
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    total = sum(p.stat().st_size for p in files)
+    top = sorted({p.relative_to(out).parts[0] for p in files})
+    return f"{out} ({', '.join(top)}; {total / 1024:.0f} KB)"
 
 
 @click.group("heads")
@@ -104,8 +114,10 @@ def train(
         head = train_head(rows, name, out, _options(epochs, train_layers, no_none, seed))
     except ValueError as exc:
         raise GatebotError(str(exc)) from exc
+    novelty = f", novelty threshold {head.novelty.threshold:.4f}" if head.novelty else ""
     click.echo(
-        f"trained {head.version} on {len(rows)} lines in {time.monotonic() - start:.1f}s -> {out}",
+        f"trained {head.version} on {len(rows)} lines in {time.monotonic() - start:.1f}s "
+        f"(temperature {head.temperature:.3f}{novelty}); wrote {_wrote(out)}",
         err=True,
     )
     click.echo(head.version)
@@ -148,6 +160,14 @@ def evaluate_cmd(head_dir: Path, data: Path, gate: float, as_json: bool) -> None
         f"{ins['selective_accuracy']:.3f}, accuracy {ins['accuracy']:.3f}"
     )
     click.echo(f"  out of scope ({oos['n']}): false act rate {oos['false_act_rate']:.3f}")
+    novelty = result.get("novelty")
+    if novelty:
+        click.echo(
+            f"  novelty threshold {novelty['threshold']:.4f}: held back "
+            f"{novelty['in_scope_held_back']:.3f} of in-scope and {novelty['oos_held_back']:.3f} "
+            f"of out-of-scope lines; novel false act rate {oos['false_act_rate']:.3f} "
+            f"(softmax alone {novelty['oos_false_act_rate_softmax_only']:.3f})"
+        )
     click.echo(f"  ECE {result['ece']:.4f}")
 
 

@@ -1,5 +1,10 @@
 """Scoring a head against labelled lines: coverage and accuracy at a gate, out-of-scope false acts,
-and calibration error. The numbers ``gatebot heads eval --json`` prints."""
+and calibration error. The numbers ``gatebot heads eval --json`` prints.
+
+A head that scores novelty abstains on a novel line whatever its softmax says; its report then
+also has ``novelty``: the threshold used, how many lines of each kind it held back, and the
+out-of-scope false-act rate the softmax alone would have had.
+"""
 
 from __future__ import annotations
 
@@ -34,18 +39,24 @@ def expected_calibration_error(
 
 
 def score(
-    predictions: Sequence[Sequence[tuple[str, float]]], gold: Sequence[str], gate: float
+    predictions: Sequence[Sequence[tuple[str, float]]],
+    gold: Sequence[str],
+    gate: float,
+    novel: Sequence[bool] | None = None,
 ) -> dict[str, Any]:
-    """Metrics for ranked predictions against gold labels (``oos`` meaning out of scope)."""
+    """Metrics for ranked predictions against gold labels (``oos`` meaning out of scope).
+
+    ``novel`` marks the lines the head found novel: those never act."""
     if len(predictions) != len(gold):
         raise ValueError(f"{len(predictions)} predictions for {len(gold)} gold labels")
+    held_back = [False] * len(gold) if novel is None else list(novel)
     n_in = n_oos = acted_in = right_acted = false_acts = 0
     confidences: list[float] = []
     correct: list[bool] = []
-    for ranked, raw in zip(predictions, gold, strict=True):
+    for ranked, raw, is_novel in zip(predictions, gold, held_back, strict=True):
         label, prob = ranked[0]
         want = gold_label(raw)
-        acted = label != NONE and prob >= gate
+        acted = label != NONE and prob >= gate and not is_novel
         confidences.append(prob)
         correct.append(label == want)
         if want == NONE:
@@ -70,7 +81,35 @@ def score(
 
 
 def evaluate(head: Head, texts: list[str], gold: list[str], gate: float) -> dict[str, Any]:
-    return score(head.predict(texts), gold, gate)
+    novelty = getattr(head, "novelty", None)
+    if novelty is None:
+        return score(head.predict(texts), gold, gate)
+    predictions, novel = head.read(texts)  # type: ignore[attr-defined]
+    result = score(predictions, gold, gate, novel)
+    result["novelty"] = novelty_report(predictions, gold, gate, novel, novelty.threshold)
+    return result
+
+
+def novelty_report(
+    predictions: Sequence[Sequence[tuple[str, float]]],
+    gold: Sequence[str],
+    gate: float,
+    novel: Sequence[bool],
+    threshold: float,
+) -> dict[str, Any]:
+    """What the novelty gate did: its threshold, the share of in-scope and out-of-scope lines it
+    held back, and the out-of-scope false-act rate without it (the softmax alone)."""
+    is_oos = [gold_label(g) == NONE for g in gold]
+    n_oos = sum(is_oos)
+    n_in = len(gold) - n_oos
+    softmax_only = score(predictions, gold, gate)["oos"]["false_act_rate"]
+    pairs = list(zip(novel, is_oos, strict=True))
+    return {
+        "threshold": round(threshold, 4),
+        "in_scope_held_back": _ratio(sum(n and not o for n, o in pairs), n_in),
+        "oos_held_back": _ratio(sum(n and o for n, o in pairs), n_oos),
+        "oos_false_act_rate_softmax_only": softmax_only,
+    }
 
 
 def _ratio(num: int, den: int) -> float:

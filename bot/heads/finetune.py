@@ -12,6 +12,7 @@ import logging
 import math
 import random
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -114,6 +115,50 @@ def _padded(cache: list[Any], lengths: list[int], idx: list[int], dim: int) -> t
     return hidden, mask
 
 
+def _epoch(
+    top: list[Any],
+    head: torch.nn.Module,
+    scale: torch.Tensor,
+    step: Any,
+    data: tuple[list[torch.Tensor], list[int], torch.Tensor],
+    batches: list[list[int]],
+    bar: Any,
+) -> float:
+    """One pass over ``batches``; returns the summed loss. ``step`` runs optimiser and schedule."""
+    cache, lengths, y = data
+    dim = cache[0].shape[-1]
+    total = 0.0
+    for idx in batches:
+        hidden, mask = _padded(cache, lengths, idx, dim)
+        emb = _pool(_run_layers(top, hidden, mask), mask)
+        loss = F.cross_entropy(scale * head(emb), y[idx])
+        step(loss)
+        total += float(loss.detach()) * len(idx)
+        bar.update(1)
+    return total
+
+
+def _stepper(
+    encoder_params: list[Any], head_params: list[Any], lrs: tuple[float, float], steps: int
+) -> Callable[[torch.Tensor], None]:
+    """AdamW with a one-cycle schedule (encoder and head at their own rates), as one step call."""
+    opt = torch.optim.AdamW(
+        [{"params": encoder_params, "lr": lrs[0]}, {"params": head_params, "lr": lrs[1]}],
+        weight_decay=0.01,
+    )
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=list(lrs), total_steps=steps, pct_start=0.1, anneal_strategy="linear"
+    )
+
+    def step(loss: torch.Tensor) -> None:
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+
+    return step
+
+
 def finetune(
     model: SentenceTransformer,
     texts: list[str],
@@ -127,12 +172,16 @@ def finetune(
     head_lr: float = 3e-3,
     seed: int = 0,
     max_len: int = 64,
+    progress: bool = False,
 ) -> None:
     """Train the top ``train_layers`` encoder layers (in place) with a throwaway softmax layer.
 
     The softmax layer is discarded: the caller refits one on the tuned embeddings and calibrates
-    it, which is cheap and keeps one code path for frozen and fine-tuned heads.
+    it, which is cheap and keeps one code path for frozen and fine-tuned heads. ``progress``
+    shows a bar over every batch of every epoch, with the time left.
     """
+    from tqdm.auto import tqdm
+
     torch.manual_seed(seed)
     rng = random.Random(seed)
     bert = _bert(model)
@@ -140,33 +189,22 @@ def finetune(
     t0 = time.monotonic()
     cache = _cache_lower(model, texts, n_frozen, max_len)
     log.info("cached %d texts below layer %d in %.0fs", len(texts), n_frozen, time.monotonic() - t0)
-    dim = cache[0].shape[-1]
-    head = torch.nn.Linear(dim, n_classes)
+    head = torch.nn.Linear(cache[0].shape[-1], n_classes)
     scale = torch.nn.Parameter(torch.tensor(20.0))  # unit-length inputs need a large logit scale
-    opt = torch.optim.AdamW(
-        [{"params": params, "lr": lr}, {"params": [*head.parameters(), scale], "lr": head_lr}],
-        weight_decay=0.01,
-    )
     lengths = [int(c.shape[0]) for c in cache]
     steps = epochs * math.ceil(len(texts) / batch_size)
-    sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=[lr, head_lr], total_steps=steps, pct_start=0.1, anneal_strategy="linear"
-    )
-    y = torch.from_numpy(np.asarray(labels, dtype=np.int64))
+    step = _stepper(params, [*head.parameters(), scale], (lr, head_lr), steps)
+    data = (cache, lengths, torch.from_numpy(np.asarray(labels, dtype=np.int64)))
     for layer in top:
         layer.train()
-    for epoch in range(epochs):
-        total = 0.0
-        for idx in _batches(lengths, batch_size, rng):
-            hidden, mask = _padded(cache, lengths, idx, dim)
-            emb = _pool(_run_layers(top, hidden, mask), mask)
-            loss = F.cross_entropy(scale * head(emb), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(idx)
-        log.info("epoch %d: loss %.4f, %.0fs", epoch + 1, total / len(texts), time.monotonic() - t0)
+    with tqdm(total=steps, unit="batch", disable=not progress, dynamic_ncols=True) as bar:
+        for epoch in range(epochs):
+            bar.set_description(f"epoch {epoch + 1}/{epochs}")
+            total = _epoch(top, head, scale, step, data, _batches(lengths, batch_size, rng), bar)
+            bar.set_postfix(loss=f"{total / len(texts):.4f}")
+            log.info(
+                "epoch %d: loss %.4f, %.0fs", epoch + 1, total / len(texts), time.monotonic() - t0
+            )
     for p in bert.parameters():
         p.requires_grad_(False)
     model.eval()

@@ -2,9 +2,13 @@
 
 Two modes share one output format. Frozen (``epochs=0``): a softmax layer over the shipped
 encoder's embeddings, calibrated by a temperature fitted on out-of-fold logits, then refitted on
-everything; seconds, and the saved head is a few KB. Fine-tuned (``epochs>0``): the top encoder
-layers are tuned first (:mod:`bot.heads.finetune`) on all but a held-out calibration share; the
-saved head then carries its encoder (~90 MB), so it is for benchmarks and large packs, not for git.
+everything; seconds, and the saved head is a few KB plus its novelty bank. Fine-tuned
+(``epochs>0``): the top encoder layers are tuned first (:mod:`bot.heads.finetune`) on all but a
+held-out calibration share; the saved head then carries its encoder (~90 MB), so it is for
+benchmarks and large packs, not for git.
+
+Either way the temperature and the novelty threshold are fitted on lines the fit never saw
+(out-of-fold, or the held-out share), since a head is surest of exactly the lines it learnt.
 """
 
 from __future__ import annotations
@@ -24,6 +28,14 @@ from bot.heads.encoder import embed, load_encoder
 from bot.heads.evaluate import OOS
 from bot.heads.linear import fit_softmax, fit_temperature
 from bot.heads.none_examples import GENERIC_NONE
+from bot.heads.novelty import (
+    DEFAULT_K,
+    DEFAULT_QUANTILE,
+    Novelty,
+    fit_threshold,
+    knn_novelty,
+    out_of_fold_scores,
+)
 from bot.heads.trained import TrainedHead
 
 log = logging.getLogger(__name__)
@@ -39,6 +51,9 @@ class TrainOptions:
     calibration_share: float = 0.1  # fine-tuned mode only; frozen mode cross-fits
     folds: int = 5
     seed: int = 0
+    novelty_k: int = DEFAULT_K  # neighbours the novelty score averages
+    novelty_quantile: float = DEFAULT_QUANTILE  # held-out in-domain lines kept below threshold
+    progress: bool = False  # a progress bar (epochs, batches, time left) on stderr
 
 
 def read_jsonl(path: str | Path) -> list[tuple[str, str]]:
@@ -91,8 +106,9 @@ def _folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
 
 
 def _frozen(
-    x: np.ndarray, y: np.ndarray, n: int, opts: TrainOptions
-) -> tuple[np.ndarray, np.ndarray, float]:
+    x: np.ndarray, y: np.ndarray, labels: list[str], opts: TrainOptions
+) -> tuple[np.ndarray, np.ndarray, float, Novelty]:
+    n = len(labels)
     fold = _folds(y, opts.folds, opts.seed)
     oof = np.zeros((len(y), n), dtype=np.float32)
     for k in range(opts.folds):
@@ -101,7 +117,55 @@ def _frozen(
         oof[test] = x[test] @ w.T + b
     temperature = fit_temperature(oof, y)
     w, b = fit_softmax(x, y, n, opts.l2)
-    return w, b, temperature
+    known = _in_domain(y, labels)
+    held = out_of_fold_scores(x, fold, known, opts.novelty_k)
+    threshold = fit_threshold(held, opts.novelty_quantile)
+    return w, b, temperature, Novelty(x[known], threshold, opts.novelty_k)
+
+
+def _in_domain(y: np.ndarray, labels: list[str]) -> np.ndarray:
+    """Rows of a real intent: the novelty bank. A message near a ``none`` line is not known."""
+    if NONE not in labels:
+        return np.ones(len(y), dtype=bool)
+    return np.asarray(y != labels.index(NONE))
+
+
+def _finetuned(
+    name: str,
+    texts: list[str],
+    y: np.ndarray,
+    labels: list[str],
+    out: str | Path,
+    opts: TrainOptions,
+) -> TrainedHead:
+    """Tune the encoder on all but the calibration share; fit the layer on the same lines; fit
+    the temperature and the novelty threshold on the share."""
+    from bot.heads.finetune import finetune
+
+    fold = _folds(y, max(2, round(1 / opts.calibration_share)), opts.seed)
+    cal = fold == 0
+    encoder = load_encoder(fresh=True)
+    fit_texts = [t for t, c in zip(texts, cal, strict=True) if not c]
+    finetune(
+        encoder,
+        fit_texts,
+        y[~cal],
+        len(labels),
+        epochs=opts.epochs,
+        train_layers=opts.train_layers,
+        seed=opts.seed,
+        progress=opts.progress,
+    )
+    x = embed(encoder, texts)
+    w, b = fit_softmax(x[~cal], y[~cal], len(labels), opts.l2)
+    temperature = fit_temperature(x[cal] @ w.T + b, y[cal])
+    known = _in_domain(y, labels)
+    bank = x[~cal & known]
+    held = knn_novelty(x[cal & known], bank, opts.novelty_k)
+    novelty = Novelty(bank, fit_threshold(held, opts.novelty_quantile), opts.novelty_k)
+    head = TrainedHead(name, labels, w, b, temperature, novelty=novelty)
+    head.save(out, encoder=encoder)
+    return head
 
 
 def train_head(
@@ -115,35 +179,17 @@ def train_head(
     y = np.array([index[g] for g in gold], dtype=np.int64)
     if opts.epochs <= 0:
         x = embed(load_encoder(), texts)
-        w, b, temperature = _frozen(x, y, len(labels), opts)
-        head = TrainedHead(name, labels, w, b, temperature)
+        w, b, temperature, novelty = _frozen(x, y, labels, opts)
+        head = TrainedHead(name, labels, w, b, temperature, novelty=novelty)
         head.save(out)
     else:
-        from bot.heads.finetune import finetune
-
-        fold = _folds(y, max(2, round(1 / opts.calibration_share)), opts.seed)
-        cal = fold == 0
-        encoder = load_encoder(fresh=True)
-        fit_texts = [t for t, c in zip(texts, cal, strict=True) if not c]
-        finetune(
-            encoder,
-            fit_texts,
-            y[~cal],
-            len(labels),
-            epochs=opts.epochs,
-            train_layers=opts.train_layers,
-            seed=opts.seed,
-        )
-        x = embed(encoder, texts)
-        w, b = fit_softmax(x[~cal], y[~cal], len(labels), opts.l2)
-        temperature = fit_temperature(x[cal] @ w.T + b, y[cal])
-        head = TrainedHead(name, labels, w, b, temperature)
-        head.save(out, encoder=encoder)
+        head = _finetuned(name, texts, y, labels, out, opts)
     log.info(
-        "trained %s on %d lines in %.1fs (T=%.3f)",
+        "trained %s on %d lines in %.1fs (T=%.3f, novelty threshold %.4f)",
         head.version,
         len(texts),
         time.monotonic() - t0,
         head.temperature,
+        head.novelty.threshold if head.novelty else float("nan"),
     )
     return head

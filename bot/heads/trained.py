@@ -1,7 +1,9 @@
-"""A trained head on disk and in memory: a softmax layer (and temperature) over sentence embeddings.
+"""A trained head on disk and in memory: a softmax layer (and temperature) over sentence embeddings,
+and what it needs to tell a novel message (:mod:`bot.heads.novelty`).
 
-A head folder holds ``config.json`` (labels, temperature, which encoder), ``head.safetensors``
-(the layer's weight and bias) and, only when the encoder was fine-tuned, an ``encoder/`` folder.
+A head folder holds ``config.json`` (labels, temperature, which encoder, the novelty threshold),
+``head.safetensors`` (the layer's weight and bias, and the novelty bank: the training lines'
+embeddings in float16) and, only when the encoder was fine-tuned, an ``encoder/`` folder.
 The version is ``NAME@`` and 12 hex of a SHA-256 over every file's path and bytes, so any change
 to any file gives a new version and an unchanged copy keeps it.
 """
@@ -17,9 +19,11 @@ import numpy as np
 from bot.heads import NONE, Head, content_version
 from bot.heads.encoder import SHIPPED, embed, load_encoder, shipped_version
 from bot.heads.linear import softmax
+from bot.heads.novelty import Novelty
 
 FORMAT = "gatebot-head/1"
 CONFIG, WEIGHTS, ENCODER_DIR = "config.json", "head.safetensors", "encoder"
+BANK = "novelty_bank"
 
 
 class TrainedHead(Head):
@@ -34,6 +38,7 @@ class TrainedHead(Head):
         temperature: float = 1.0,
         encoder_path: Path | None = None,
         version: str = "",
+        novelty: Novelty | None = None,
     ) -> None:
         if weight.shape[0] != len(labels) or bias.shape != (len(labels),):
             raise ValueError(f"weights for {weight.shape[0]} labels, but {len(labels)} labels")
@@ -42,6 +47,7 @@ class TrainedHead(Head):
         self.bias = np.asarray(bias, dtype=np.float32)
         self.temperature = float(temperature)
         self.encoder_path = encoder_path  # None: the shipped encoder
+        self.novelty = novelty  # None: a head saved before novelty, never says "novel"
 
     @property
     def has_none(self) -> bool:
@@ -64,6 +70,25 @@ class TrainedHead(Head):
         """:meth:`predict` for embeddings from the shipped encoder (``encoder_path`` None), so
         several heads can share one embedding of a message."""
         return self.ranked(self.probabilities_of(x))
+
+    def novel(self, texts: list[str]) -> list[bool]:
+        """For each text, whether it is farther from every training line than the head allows."""
+        if self.novelty is None or not texts:
+            return [False] * len(texts)
+        return self.novel_embedded(embed(load_encoder(self.encoder_path), texts))
+
+    def novel_embedded(self, x: np.ndarray) -> list[bool]:
+        """:meth:`novel` for embeddings already made by this head's encoder."""
+        if self.novelty is None:
+            return [False] * len(x)
+        return [bool(v) for v in self.novelty.novel(x)]
+
+    def read(self, texts: list[str]) -> tuple[list[list[tuple[str, float]]], list[bool]]:
+        """:meth:`predict` and :meth:`novel` from one embedding of ``texts``."""
+        if not texts:
+            return [], []
+        x = embed(load_encoder(self.encoder_path), texts)
+        return self.ranked(self.probabilities_of(x)), self.novel_embedded(x)
 
     def ranked(self, probs: np.ndarray) -> list[list[tuple[str, float]]]:
         order = np.argsort(-probs, axis=1, kind="stable")
@@ -99,8 +124,15 @@ class TrainedHead(Head):
             "encoder": ENCODER_DIR if self.encoder_path is not None else SHIPPED,
             "encoder_version": shipped_version(),
         }
+        tensors = {"weight": self.weight, "bias": self.bias}
+        if self.novelty is not None:
+            config["novelty"] = {
+                "k": self.novelty.k,
+                "threshold": round(self.novelty.threshold, 6),
+            }
+            tensors[BANK] = self.novelty.bank
         (root / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-        save_file({"weight": self.weight, "bias": self.bias}, str(root / WEIGHTS))
+        save_file(tensors, str(root / WEIGHTS))
         (root / WEIGHTS).chmod(0o644)  # safetensors writes 0600; the head ships in a package
         self.version = content_version(root, self.name)
         return self.version
@@ -119,6 +151,9 @@ def load_trained(path: str | Path) -> TrainedHead:
         raise ValueError(f"{root}: unknown head format {config.get('format')!r}")
     tensors = load_file(str(root / WEIGHTS))
     encoder = root / ENCODER_DIR if config.get("encoder") == ENCODER_DIR else None
+    novelty = None
+    if "novelty" in config and BANK in tensors:
+        novelty = Novelty(tensors[BANK], config["novelty"]["threshold"], config["novelty"]["k"])
     return TrainedHead(
         name=config["name"],
         labels=config["labels"],
@@ -127,4 +162,5 @@ def load_trained(path: str | Path) -> TrainedHead:
         temperature=config.get("temperature", 1.0),
         encoder_path=encoder,
         version=content_version(root, config["name"]),
+        novelty=novelty,
     )

@@ -334,6 +334,8 @@ class Agent:
             "intent", intent.version, intent.answer, intent.confidence, "intent", gates_["intent"]
         )
         intent_read["ranking"] = intent.ranking
+        if intent.reason:  # the head abstains however sure its softmax is (a novel message)
+            intent_read["outcome"], intent_read["reason"] = "unsure", intent.reason
         sentiment_read = gates.read(
             "sentiment",
             mood.version,

@@ -4,6 +4,10 @@ router, and a record that always says which one read.
 With a pinned intent head, its reading is the one gated. The keyword router still reads beside
 it: when the head is unsure but both name the same intent and the router's declared phrase is
 clear, the two independent readers agreeing is taken as confident (the version says both).
+
+A head that scores novelty abstains on a message far from every line it was trained on, however
+sure its softmax is: the reading carries ``reason="novel"`` and the gate reads it as unsure. The
+router's clear, agreeing phrase overrides that too, since a declared keyword is not novel.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class IntentReading:
     confidence: float
     ranking: list[dict[str, Any]]  # the likeliest few: {"name", "score"}
     version: str
+    reason: str | None = None  # why the head abstains whatever its confidence ("novel")
 
 
 @dataclass
@@ -108,6 +113,20 @@ class Readers:
         predicted = await self._predict(self.move_head, text, None)
         return MoveScores(self.move_head.version, predicted)
 
+    async def _predict_novel(
+        self, head: Head, text: str, vector: Any
+    ) -> tuple[list[tuple[str, float]], bool]:
+        """The head's ranking of ``text`` and whether it finds the text novel."""
+        if not hasattr(head, "novel_embedded"):
+            return await self._predict(head, text, vector), False
+        if vector is None and _on_shipped_encoder(head) and self._batcher is not None:
+            vector = await self._batcher.embed(text)
+        if vector is not None and _on_shipped_encoder(head):
+            x = vector[None, :]
+            return head.predict_embedded(x)[0], head.novel_embedded(x)[0]  # type: ignore[attr-defined]
+        (predicted,), (novel,) = await asyncio.to_thread(head.read, [text])  # type: ignore[attr-defined]
+        return predicted, novel
+
     async def _predict(self, head: Head, text: str, vector: Any) -> list[tuple[str, float]]:
         if vector is not None and _on_shipped_encoder(head):
             return head.predict_embedded(vector[None, :])[0]  # type: ignore[attr-defined]
@@ -137,23 +156,26 @@ class Readers:
         )
         reading = router
         if self.intent_head is not None:
-            predicted = await self._predict(self.intent_head, text, vector)
+            predicted, novel = await self._predict_novel(self.intent_head, text, vector)
             top, p = predicted[0]
             reading = IntentReading(
                 top,
                 p,
                 [{"name": n, "score": round(q, 4)} for n, q in predicted[:3] if n != NONE],
                 self.intent_head.version,
+                "novel" if novel else None,
             )
             gate = self.pack.gates["intent"]
-            if p < gate and top == router.answer and router.confidence >= gate:
-                reading.confidence = router.confidence
+            if (p < gate or novel) and top == router.answer and router.confidence >= gate:
+                reading.confidence = max(p, router.confidence)
                 reading.version = f"{self.intent_head.version}+{self.router.version}"
+                reading.reason = None
         if options and reading.answer not in options:
             # After "did you mean X or Y?", read the reply against just those.
             narrowed = [r for r in reading.ranking if r["name"] in options]
             if narrowed and router.answer in options:
                 reading.answer, reading.confidence = router.answer, max(router.confidence, 0.95)
+                reading.reason = None
             elif narrowed:
                 reading.answer = narrowed[0]["name"]
         return reading

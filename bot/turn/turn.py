@@ -112,6 +112,7 @@ class Read(TypedDict):
     ranking: NotRequired[list[Any]]  # the intent head's likeliest answers
     score: NotRequired[float]  # the sentiment head's signed score
     legal: NotRequired[dict[str, float]]  # the move head's mass on each legal move
+    reason: NotRequired[str]  # why the read is unsure whatever its confidence ("novel")
 
 
 class Rejected(TypedDict):
