@@ -26,9 +26,27 @@ OFF_TOPIC = [
     "I've had a headache for two days, what should I take?",
     "who do you think wins the Champions League final on Saturday",
     "how long do I leave a lasagna in the oven",
-    "Wie wird das Wetter morgen in Berlin?",
-    "Wer hat gestern das Spiel zwischen Bayern und Dortmund gewonnen?",
 ]
+GERMAN_OFF_TOPIC = [
+    "Scheint morgen in Berlin die Sonne?",
+    "Wer gewinnt heute Abend das Derby in München?",
+]
+
+
+def _reads(lang: str) -> Any:
+    """Let the cached domain of the sample pack read ``lang`` too, as it would if the pack's
+    texts (or a multilingual encoder) covered it."""
+    from dataclasses import replace
+
+    from bot.turn import scope as scope_module
+
+    def patch(monkeypatch: pytest.MonkeyPatch) -> None:
+        for key, built in list(scope_module._domains.items()):
+            if built is not None:
+                wider = replace(built, languages=built.languages | {lang})
+                monkeypatch.setitem(scope_module._domains, key, wider)
+
+    return patch
 
 
 async def chat(client: TestClient) -> Any:
@@ -53,10 +71,12 @@ async def chat(client: TestClient) -> Any:
     return say
 
 
-@pytest.mark.parametrize("text", OFF_TOPIC)
+@pytest.mark.parametrize("text", OFF_TOPIC + GERMAN_OFF_TOPIC)
 async def test_off_topic_is_declined_with_no_model_call(
-    client: TestClient, app: App, text: str
+    client: TestClient, app: App, text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    await app.agent.scope_check.domain()
+    _reads("de")(monkeypatch)
     say = await chat(client)
     body = await say(text)
     turn = body["turn"]
@@ -88,11 +108,29 @@ async def test_off_topic_makes_no_preflight_or_value_call(
     monkeypatch.setattr(app.agent.preflight_stage, "answers", refuse)
     monkeypatch.setattr("bot.turn.valuereader.read", refuse)
     say = await chat(client)
-    turn = (await say("Kannst du mir ein Anschreiben für eine Stelle als Erzieherin schreiben?"))[
-        "turn"
-    ]
+    turn = (await say("my throat is sore and I have a fever, what should I take"))["turn"]
     assert turn["scope"]["rule"] == "domain:outside"
     assert called == [] and turn["model_calls"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bonjour, comment réinitialiser mon mot de passe ?",
+        "Können Sie meine Website überwachen?",
+    ],
+)
+async def test_a_language_the_pack_texts_are_not_in_is_left_to_the_keywords(
+    client: TestClient, text: str
+) -> None:
+    """The sample pack's texts are English, and so is the shipped encoder: a French password
+    question scores as low as German small talk. Such a message is scored, never declined."""
+    say = await chat(client)
+    turn = (await say(text))["turn"]
+    assert turn["scope"]["verdict"] == "in"
+    assert turn["scope"]["rule"].endswith("keyword rules only")
+    assert turn["scope"]["score"] < turn["scope"]["threshold"]
+    assert turn["move"]["name"] != "decline"
 
 
 @pytest.mark.parametrize(

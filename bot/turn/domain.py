@@ -75,6 +75,10 @@ class Domain:
     texts: list[str]
     vectors: np.ndarray  # (texts, dim) unit rows
     fit: DomainFit
+    #: The languages the texts are written in. Closeness across languages means little with an
+    #: encoder trained on one (the shipped one reads English): a German password question scores
+    #: as low as German small talk, so only messages in these languages are declined by it.
+    languages: frozenset[str] = frozenset()
 
     def closeness(self, vector: np.ndarray) -> float:
         """One message vector's closeness to the pack (see the module docstring)."""

@@ -6,7 +6,9 @@ then the domain check (:mod:`bot.turn.domain`) on the message's shared embedding
 - Anything else is scored against everything the pack covers: below the fitted threshold it is
   declined (rule ``domain:outside``), just above it kept but marked ``domain:edge``.
 - The domain check never declines a message answering the agent (a flow or a read-back under
-  way, a question asked, options offered), nor a request for a person the intent head reads.
+  way, a question asked, options offered), nor a request for a person the intent head reads,
+  nor a message confidently in a language none of the pack's texts are in (closeness across
+  languages says little: see :attr:`bot.turn.domain.Domain.languages`).
 - Without embeddings (GATEBOT_EMBEDDINGS=off, no ml extra, an encoder that fails) the declared
   rules decide alone, and the rule says ``keyword-only``.
 
@@ -18,9 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from bot.packs import Pack
+from bot.preflight import language
 from bot.preflight.offline import embeddings_on
 from bot.text import is_question, matching, normalise
 from bot.turn.domain import Domain, build_domain, domain_texts
@@ -30,6 +35,8 @@ from bot.turn.turn import ConversationState, Scope
 log = logging.getLogger(__name__)
 
 NO_MATCH = "no_declared_match"
+#: Language detection's probability from which a message counts as written in that language.
+SURE_LANGUAGE = 0.9
 #: (pack version, encoder version) -> the pack's domain, or None when it has too few texts.
 _domains: dict[tuple[str, str], Domain | None] = {}
 
@@ -80,11 +87,15 @@ def answering(state: ConversationState) -> str | None:
 class ScopeCheck:
     """The scope stage: declared rules, then the domain check on the shared embedding."""
 
-    def __init__(self, pack: Pack, readers: Readers) -> None:
+    def __init__(self, pack: Pack, readers: Readers, batcher: Any = None) -> None:
         self.pack, self.readers = pack, readers
-        # The heads' batcher: None when heads or embeddings are off (keyword rules only).
-        self._batcher: Any = getattr(readers, "_batcher", None) if embeddings_on() else None
+        # What embeds a message (``await batcher.embed(text)``): the heads' batcher unless given
+        # (an evaluation passes rows it embedded in bulk). None when heads or embeddings are off:
+        # the keyword rules alone.
+        shared = getattr(readers, "_batcher", None)
+        self._batcher: Any = (batcher or shared) if embeddings_on() and shared else None
         self._lock = asyncio.Lock()
+        self._warming: asyncio.Future[Domain | None] | None = None
 
     @property
     def mode(self) -> str:
@@ -107,11 +118,35 @@ class ScopeCheck:
         scope["rule"] = f"domain:{place}"
         scope["score"], scope["threshold"] = round(score, 4), domain.fit.threshold
         if place == "outside":
-            if await self._asks_for_person(text, vector):
+            spared = self._unread_language(text, domain)
+            if spared:
+                scope["rule"] = f"domain:outside, but written in {spared}: keyword rules only"
+            elif await self._asks_for_person(text, vector):
                 scope["rule"] = "domain:outside, but the intent head reads a request for a person"
             else:
                 scope["verdict"], scope["template"] = "out", None
         return scope
+
+    def _unread_language(self, text: str, domain: Domain) -> str | None:
+        """The message's language when it is confidently one the pack's texts are not in."""
+        lang, p = language.detect(text, self._languages())
+        return lang if lang and p >= SURE_LANGUAGE and lang not in domain.languages else None
+
+    def _languages(self) -> list[str]:
+        return sorted({self.pack.language, *self.pack.templates})
+
+    def _text_languages(self, texts: list[str]) -> frozenset[str]:
+        """The languages a fair share of the pack's texts are confidently written in."""
+        found = [language.detect(t, self._languages()) for t in texts]
+        counts = Counter(lang for lang, p in found if lang and p >= SURE_LANGUAGE)
+        enough = max(3, len(texts) // 20)
+        return frozenset({self.pack.language, *(lang for lang, n in counts.items() if n >= enough)})
+
+    def warm(self) -> None:
+        """Start building the pack's domain in the background (at app start), so neither the
+        start nor, usually, the first turn waits for it; a turn that comes first waits."""
+        if self._batcher is not None and self._warming is None:
+            self._warming = asyncio.ensure_future(self.domain())
 
     async def domain(self) -> Domain | None:
         """The pack's domain, built and fitted on first use (off the event loop)."""
@@ -131,6 +166,8 @@ class ScopeCheck:
                     log.exception("scope: the domain check is off (embedding failed)")
                     self._batcher = None
                     return None
+                if built is not None:
+                    built = replace(built, languages=self._text_languages(texts))
                 _domains[key] = built
                 if built is not None:
                     log.info("scope: %s (%s)", built.fit.describe(), self.pack.name)
