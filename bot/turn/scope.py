@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections import Counter
 from dataclasses import replace
 from typing import Any
@@ -39,6 +40,8 @@ NO_MATCH = "no_declared_match"
 SURE_LANGUAGE = 0.9
 #: (pack version, encoder version) -> the pack's domain, or None when it has too few texts.
 _domains: dict[tuple[str, str], Domain | None] = {}
+#: Held while a domain is built, so a turn waits for the start's build rather than repeat it.
+_building = threading.Lock()
 
 
 def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
@@ -94,8 +97,6 @@ class ScopeCheck:
         # the keyword rules alone.
         shared = getattr(readers, "_batcher", None)
         self._batcher: Any = (batcher or shared) if embeddings_on() and shared else None
-        self._lock = asyncio.Lock()
-        self._warming: asyncio.Future[Domain | None] | None = None
 
     @property
     def mode(self) -> str:
@@ -143,35 +144,50 @@ class ScopeCheck:
         return frozenset({self.pack.language, *(lang for lang, n in counts.items() if n >= enough)})
 
     def warm(self) -> None:
-        """Start building the pack's domain in the background (at app start), so neither the
-        start nor, usually, the first turn waits for it; a turn that comes first waits."""
-        if self._batcher is not None and self._warming is None:
-            self._warming = asyncio.ensure_future(self.domain())
+        """Start building the pack's domain on a thread of its own (at app start), so neither
+        the start nor, usually, the first turn waits; a turn that comes first waits for it. A
+        thread, not a task: it outlives no event loop and needs no stopping."""
+        if self._batcher is not None and self._key() not in _domains:
+            threading.Thread(target=self._build_or_log, name="scope-fit", daemon=True).start()
 
     async def domain(self) -> Domain | None:
         """The pack's domain, built and fitted on first use (off the event loop)."""
         if self._batcher is None:
             return None
-        from bot.heads.encoder import embed, load_encoder, shipped_version
+        key = self._key()
+        if key in _domains:
+            return _domains[key]
+        try:
+            return await asyncio.to_thread(self._build, key)
+        except Exception:  # the encoder failed: the declared rules decide alone
+            log.exception("scope: the domain check is off (embedding failed)")
+            self._batcher = None
+            return None
 
-        key = (self.pack.version, shipped_version())
-        async with self._lock:
+    def _key(self) -> tuple[str, str]:
+        from bot.heads.encoder import shipped_version
+
+        return (self.pack.version, shipped_version())
+
+    def _build(self, key: tuple[str, str]) -> Domain | None:
+        """Embed the pack's texts and fit, once per process (blocking; any thread)."""
+        from bot.heads.encoder import embed, load_encoder
+
+        with _building:
             if key not in _domains:
                 texts = domain_texts(self.pack)
-                try:
-                    built = await asyncio.to_thread(
-                        build_domain, texts, lambda batch: embed(load_encoder(), batch)
-                    )
-                except Exception:  # the encoder failed: the declared rules decide alone
-                    log.exception("scope: the domain check is off (embedding failed)")
-                    self._batcher = None
-                    return None
+                built = build_domain(texts, lambda batch: embed(load_encoder(), batch))
                 if built is not None:
                     built = replace(built, languages=self._text_languages(texts))
-                _domains[key] = built
-                if built is not None:
                     log.info("scope: %s (%s)", built.fit.describe(), self.pack.name)
+                _domains[key] = built
             return _domains[key]
+
+    def _build_or_log(self) -> None:
+        try:
+            self._build(self._key())
+        except Exception:  # a turn retries, and logs, if it fails again
+            log.exception("scope: fitting the domain check at start failed")
 
     async def _embed(self, text: str) -> Any:
         if self._batcher is None:
