@@ -218,6 +218,8 @@ class App:
 
     async def _start(self, channels: bool) -> None:
         self.store.migrate()
+        # The scope check's pack vectors and threshold, fitted meanwhile (the first turn waits).
+        self.agent.scope_check.warm()
         await call_lifecycle(self.plugins.hook.startup(app=self))
         if any(desk.email for desk in self.pack.helpdesks):
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")

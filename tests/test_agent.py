@@ -59,7 +59,12 @@ async def test_every_key_present_on_every_turn(
 async def test_out_of_scope_is_declined_without_a_model_call(app: App, conv: Conversation) -> None:
     result = await say(app, conv, "what's the weather in Paris")
     record = result.record
-    assert record["scope"] == {"verdict": "out", "rule": "out_of_scope:weather"}
+    assert record["scope"] == {
+        "verdict": "out",
+        "rule": "out_of_scope:weather",
+        "score": None,
+        "threshold": None,
+    }
     assert record["move"]["name"] == "decline" and record["legal"]["moves"] == ["decline"]
     assert record["model_calls"] == []
     assert "only help with questions about Acme Cloud" in result.replies[0]["text"]

@@ -8,7 +8,18 @@ import sys
 import click
 
 from bot import __version__
-from bot.cli import chat, check, doctor, evalset, flows, heads, plugins_cmd, preflight, run
+from bot.cli import (
+    chat,
+    check,
+    doctor,
+    evalset,
+    flows,
+    heads,
+    plugins_cmd,
+    preflight,
+    run,
+    scope,
+)
 from bot.errors import GatebotError
 from bot.plugins import load_plugins
 
@@ -24,7 +35,7 @@ def cli(verbose: bool) -> None:
     )
 
 
-for module in (run, chat, check, plugins_cmd, doctor, heads, preflight, flows, evalset):
+for module in (run, chat, check, plugins_cmd, doctor, heads, preflight, flows, scope, evalset):
     cli.add_command(module.command)
 
 

@@ -169,6 +169,9 @@ class Preflight:
         out = Outcome(self.mode, version=self.reader.version)
         if self.mode == "off":
             return out
+        if scope_verdict == "out":  # declined from a template before any model is asked
+            out.route = choose(self.pack, [], scope_verdict)
+            return out
         started = time.perf_counter()
         try:
             out.answers = await self.answers(text, out.model_calls)

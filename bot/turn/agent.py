@@ -30,7 +30,7 @@ from bot.turn.decide import HANDOFF_ACCEPTED, HANDOFF_WHEN_ASKED, LEADS, Decisio
 from bot.turn.forecast import forecast
 from bot.turn.reading import Readers
 from bot.turn.record import new_record
-from bot.turn.scope import check_scope
+from bot.turn.scope import ScopeCheck
 from bot.turn.turn import (
     Clock,
     ConversationState,
@@ -82,6 +82,7 @@ class Agent:
         #: The procedure runtime; the app binds its tools at build (``flows.bind_tools``).
         self.flows = FlowEngine(pack, store, provider, retriever)
         self.preflight_stage = Preflight(pack, provider, self.readers, preflight)
+        self.scope_check = ScopeCheck(pack, self.readers)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def handle(
@@ -145,7 +146,7 @@ class Agent:
         if turn.conversation.paused:
             return await self._paused_turn(turn)
         clock.lap("inbox")
-        scope = self._scope(turn)
+        scope = await self._scope(turn)
         pre = await self._preflight(turn, scope)
         routed = self.preflight_stage.routed(pre, turn.conversation.language)
         if routed is not None:
@@ -171,11 +172,17 @@ class Agent:
         self._conclude(turn, decision, acted, sentiment_score)
         return await self._finish(turn, acted, decision)
 
-    def _scope(self, turn: Turn) -> Scope:
+    async def _scope(self, turn: Turn) -> Scope:
         """The scope check (deterministic, no model) runs first only so that pre-flight never
-        routes a message the scope check declines."""
-        scope = check_scope(self.pack, turn.text, set(turn.state["values"]))
-        turn.record["scope"] = {"verdict": scope["verdict"], "rule": scope["rule"]}
+        routes a message the scope check declines. Its domain check embeds the message through
+        the heads' batcher, which keeps the vector for pre-flight and the heads."""
+        scope = await self.scope_check.check(turn.text, turn.state)
+        turn.record["scope"] = {
+            "verdict": scope["verdict"],
+            "rule": scope["rule"],
+            "score": scope.get("score"),
+            "threshold": scope.get("threshold"),
+        }
         turn.clock.lap("scope")
         return scope
 

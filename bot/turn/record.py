@@ -32,7 +32,8 @@ def new_record(
             "version": "",
             "ms": 0.0,
         },
-        "scope": {"verdict": None, "rule": None},
+        # The domain check's score and threshold stay null when it does not run (bot.turn.scope).
+        "scope": {"verdict": None, "rule": None, "score": None, "threshold": None},
         "reads": [],
         "values": [],
         "legal": {"moves": [], "rule": None},

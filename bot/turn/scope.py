@@ -1,14 +1,51 @@
-"""The scope check: deterministic, no model. The message against the pack's declared scope."""
+"""The scope check, deterministic and without a language model: the pack's declared rules first,
+then the domain check (:mod:`bot.turn.domain`) on the message's shared embedding.
+
+- A declared out-of-scope topic declines at once; a declared product, topic or intent keeps the
+  message in scope (and may turn it into asking for a missing input).
+- Anything else is scored against everything the pack covers: below the fitted threshold it is
+  declined (rule ``domain:outside``), just above it kept but marked ``domain:edge``.
+- The domain check never declines a message answering the agent (a flow or a read-back under
+  way, a question asked, options offered), nor a request for a person the intent head reads,
+  nor a message confidently in a language none of the pack's texts are in (closeness across
+  languages says little: see :attr:`bot.turn.domain.Domain.languages`).
+- Without embeddings (GATEBOT_EMBEDDINGS=off, no ml extra, an encoder that fails) the declared
+  rules decide alone, and the rule says ``keyword-only``.
+
+The pack's vectors are embedded and the threshold fitted once per pack version and encoder, per
+process; the message's vector comes from the heads' batcher, which keeps it for the heads.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
 from bot.packs import Pack
+from bot.preflight import language
+from bot.preflight.offline import embeddings_on
 from bot.text import is_question, matching, normalise
-from bot.turn.turn import Scope
+from bot.turn.domain import Domain, build_domain, domain_texts
+from bot.turn.reading import Readers
+from bot.turn.turn import ConversationState, Scope
+
+log = logging.getLogger(__name__)
+
+NO_MATCH = "no_declared_match"
+#: Language detection's probability from which a message counts as written in that language.
+SURE_LANGUAGE = 0.9
+#: (pack version, encoder version) -> the pack's domain, or None when it has too few texts.
+_domains: dict[tuple[str, str], Domain | None] = {}
+#: Held while a domain is built, so a turn waits for the start's build rather than repeat it.
+_building = threading.Lock()
 
 
 def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
-    """Return the record's ``scope`` part: verdict ``in``, ``out`` or ``needs_input`` and the rule.
+    """The declared rules alone: verdict ``in``, ``out`` or ``needs_input`` and the rule.
 
     Out of scope only when an out-of-scope topic matches and nothing the pack covers does, so
     "does Monitor alert me when it rains" stays in scope.
@@ -16,6 +53,7 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     norm = normalise(text)
     verdict = _verdict(pack, norm, known_slots)
     verdict["question"] = is_question(text)
+    verdict["score"] = verdict["threshold"] = None
     return verdict
 
 
@@ -37,4 +75,132 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str]) -> Scope:
             }
     if covered:
         return {"verdict": "in", "rule": "declared:" + ",".join(dict.fromkeys(covered))}
-    return {"verdict": "in", "rule": "no_declared_match"}
+    return {"verdict": "in", "rule": NO_MATCH}
+
+
+def answering(state: ConversationState) -> str | None:
+    """What the customer may be answering (a bare "yes", an email address, an order number are
+    in scope then), or None."""
+    for key in ("flow", "check", "asked_slot", "clarify_options"):
+        if state.get(key):
+            return key
+    return None
+
+
+class ScopeCheck:
+    """The scope stage: declared rules, then the domain check on the shared embedding."""
+
+    def __init__(self, pack: Pack, readers: Readers, batcher: Any = None) -> None:
+        self.pack, self.readers = pack, readers
+        # What embeds a message (``await batcher.embed(text)``): the heads' batcher unless given
+        # (an evaluation passes rows it embedded in bulk). None when heads or embeddings are off:
+        # the keyword rules alone.
+        shared = getattr(readers, "_batcher", None)
+        self._batcher: Any = (batcher or shared) if embeddings_on() and shared else None
+
+    @property
+    def mode(self) -> str:
+        return "domain" if self._batcher is not None else "keyword-only"
+
+    async def check(self, text: str, state: ConversationState) -> Scope:
+        scope = check_scope(self.pack, text, set(state["values"]))
+        if scope["rule"] != NO_MATCH:
+            return scope
+        busy = answering(state)
+        if busy:
+            scope["rule"] = f"answering:{busy}"
+            return scope
+        domain, vector = await self.domain(), await self._embed(text)
+        if domain is None or vector is None:
+            scope["rule"] = f"keyword-only:{NO_MATCH}"
+            return scope
+        score = domain.closeness(vector)
+        place = domain.place(score)
+        scope["rule"] = f"domain:{place}"
+        scope["score"], scope["threshold"] = round(score, 4), domain.fit.threshold
+        if place == "outside":
+            spared = self._unread_language(text, domain)
+            if spared:
+                scope["rule"] = f"domain:outside, but written in {spared}: keyword rules only"
+            elif await self._asks_for_person(text, vector):
+                scope["rule"] = "domain:outside, but the intent head reads a request for a person"
+            else:
+                scope["verdict"], scope["template"] = "out", None
+        return scope
+
+    def _unread_language(self, text: str, domain: Domain) -> str | None:
+        """The message's language when it is confidently one the pack's texts are not in."""
+        lang, p = language.detect(text, self._languages())
+        return lang if lang and p >= SURE_LANGUAGE and lang not in domain.languages else None
+
+    def _languages(self) -> list[str]:
+        return sorted({self.pack.language, *self.pack.templates})
+
+    def _text_languages(self, texts: list[str]) -> frozenset[str]:
+        """The languages a fair share of the pack's texts are confidently written in."""
+        found = [language.detect(t, self._languages()) for t in texts]
+        counts = Counter(lang for lang, p in found if lang and p >= SURE_LANGUAGE)
+        enough = max(3, len(texts) // 20)
+        return frozenset({self.pack.language, *(lang for lang, n in counts.items() if n >= enough)})
+
+    def warm(self) -> None:
+        """Start building the pack's domain on a thread of its own (at app start), so neither
+        the start nor, usually, the first turn waits; a turn that comes first waits for it. A
+        thread, not a task: it outlives no event loop and needs no stopping."""
+        if self._batcher is not None and self._key() not in _domains:
+            threading.Thread(target=self._build_or_log, name="scope-fit", daemon=True).start()
+
+    async def domain(self) -> Domain | None:
+        """The pack's domain, built and fitted on first use (off the event loop)."""
+        if self._batcher is None:
+            return None
+        key = self._key()
+        if key in _domains:
+            return _domains[key]
+        try:
+            return await asyncio.to_thread(self._build, key)
+        except Exception:  # the encoder failed: the declared rules decide alone
+            log.exception("scope: the domain check is off (embedding failed)")
+            self._batcher = None
+            return None
+
+    def _key(self) -> tuple[str, str]:
+        from bot.heads.encoder import shipped_version
+
+        return (self.pack.version, shipped_version())
+
+    def _build(self, key: tuple[str, str]) -> Domain | None:
+        """Embed the pack's texts and fit, once per process (blocking; any thread)."""
+        from bot.heads.encoder import embed, load_encoder
+
+        with _building:
+            if key not in _domains:
+                texts = domain_texts(self.pack)
+                built = build_domain(texts, lambda batch: embed(load_encoder(), batch))
+                if built is not None:
+                    built = replace(built, languages=self._text_languages(texts))
+                    log.info("scope: %s (%s)", built.fit.describe(), self.pack.name)
+                _domains[key] = built
+            return _domains[key]
+
+    def _build_or_log(self) -> None:
+        try:
+            self._build(self._key())
+        except Exception:  # a turn retries, and logs, if it fails again
+            log.exception("scope: fitting the domain check at start failed")
+
+    async def _embed(self, text: str) -> Any:
+        if self._batcher is None:
+            return None
+        try:
+            return await self._batcher.embed(text)
+        except Exception:  # the encoder failed: keywords alone, as without embeddings
+            log.exception("scope: embedding the message failed; keyword rules only")
+            return None
+
+    async def _asks_for_person(self, text: str, vector: Any) -> bool:
+        """Whether the intent reading (head and keyword router) confidently names a hand-off."""
+        reading = await self.readers.intent(text, None, vector)
+        intent = self.pack.intent(reading.answer)
+        handoff = intent is not None and intent.move == "handoff"
+        return handoff and reading.confidence >= self.pack.gates["intent"]

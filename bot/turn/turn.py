@@ -94,11 +94,18 @@ class Scope(TypedDict):
     question: NotRequired[bool]  # whether the message asks something
     template: NotRequired[str | None]  # out: the decline template
     slot: NotRequired[str]  # needs_input: the slot it needs
+    score: NotRequired[float | None]  # the domain check's closeness; None when it did not run
+    threshold: NotRequired[float | None]  # the pack's fitted threshold; None likewise
 
 
 class ScopePart(TypedDict):
     verdict: str | None
     rule: str | None
+    #: The domain check's closeness of the message to the pack, and the fitted threshold below
+    #: which it declines; both null when the check did not run (a declared rule decided, the
+    #: customer was answering the agent, or embeddings are off).
+    score: float | None
+    threshold: float | None
 
 
 class Read(TypedDict):

@@ -1,0 +1,169 @@
+"""The domain check: how close a message is to everything a pack covers, and where "outside" starts.
+
+A pack's domain is the texts it ships: its intents' and moves' examples, FAQ questions and
+answers, document sentences, product names and descriptions, and its scope topics' keywords. A
+message's *closeness* is the mean cosine of its :data:`TOP_K` nearest such texts (unit vectors
+from the heads' shared encoder, so the message's own vector is the one the heads use anyway).
+The mean of a few rather than the single nearest: an off-topic message often shares one phrase
+with one pack text ("how do I file my tax return" and "where do I find my invoices"), while an
+on-topic one sits among several.
+
+The threshold is fitted when the pack's vectors are first built, never hand-set:
+
+- inside: each pack text scored against all the others (leave one out), so a text is not
+  trivially close to itself;
+- outside: :file:`outside.txt`, generic messages no software company covers (weather, sports,
+  recipes, health, homework, ...) in seven languages, written for this purpose;
+- the threshold is where the two error rates balance (pack texts lost, generic lines let in),
+  but never one that keeps less than :data:`KEEP` of the pack's texts; the fit reports both
+  rates, so ``gatebot scope eval`` and the README can show them. The pack's texts are kept
+  more often than the fit says: a text the declared keywords cover stays in whatever it scores.
+
+A message closer than the threshold plus :data:`EDGE` is clearly inside; between the two it is
+inside but marked ``edge``; below the threshold it is outside. Pure numpy here; embedding and
+caching live in :mod:`bot.turn.scope`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from bot.packs import Pack
+
+#: How many nearest pack texts a message's closeness averages.
+TOP_K = 3
+#: The least share of held-out pack texts the threshold may keep (it keeps more where the
+#: generic lines allow: see :func:`fit_threshold`).
+KEEP = 0.95
+#: Cosine above the threshold within which a kept message is marked ``edge``.
+EDGE = 0.05
+#: Fewer pack texts than this and there is nothing to fit on: the keyword rules decide alone.
+MIN_TEXTS = 10
+OUTSIDE_FILE = Path(__file__).with_name("outside.txt")
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class DomainFit:
+    """The fitted threshold and how it does on the data it was fitted on."""
+
+    threshold: float
+    inside: int  # pack texts held out
+    outside: int  # generic out-of-domain lines
+    inside_kept: float  # share of held-out pack texts at or above the threshold
+    outside_declined: float  # share of the generic lines below it
+
+    def describe(self) -> str:
+        return (
+            f"threshold {self.threshold:.3f}: keeps {self.inside_kept:.1%} of {self.inside} "
+            f"held-out pack texts, declines {self.outside_declined:.1%} of {self.outside} "
+            "generic out-of-domain lines"
+        )
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A pack's text vectors and the fitted threshold."""
+
+    texts: list[str]
+    vectors: np.ndarray  # (texts, dim) unit rows
+    fit: DomainFit
+    #: The languages the texts are written in. Closeness across languages means little with an
+    #: encoder trained on one (the shipped one reads English): a German password question scores
+    #: as low as German small talk, so only messages in these languages are declined by it.
+    languages: frozenset[str] = frozenset()
+
+    def closeness(self, vector: np.ndarray) -> float:
+        """One message vector's closeness to the pack (see the module docstring)."""
+        return float(closeness(vector[None, :], self.vectors)[0])
+
+    def place(self, score: float) -> str:
+        """``outside``, ``edge`` or ``inside``."""
+        if score < self.fit.threshold:
+            return "outside"
+        return "edge" if score < self.fit.threshold + EDGE else "inside"
+
+
+def domain_texts(pack: Pack) -> list[str]:
+    """Everything the pack covers, as short texts (documents by sentence), without repeats."""
+    texts = [e for i in pack.intents for e in i.examples]
+    texts += [e for examples in pack.move_examples.values() for e in examples]
+    texts += [t for f in pack.faq for t in (f.question, f.answer)]
+    texts += [t for p in pack.products for t in (p.name, p.description)]
+    texts += [f"{t.key}: {', '.join(t.keywords)}" for t in pack.topics if t.keywords]
+    for doc in pack.documents:
+        texts.append(doc.title)
+        for paragraph in re.split(r"\n\s*\n", doc.text):
+            flat = " ".join(paragraph.split())
+            texts += _SENTENCE_END.split(flat)
+    return [t for t in dict.fromkeys(t.strip() for t in texts) if t]
+
+
+@cache
+def outside_lines() -> tuple[str, ...]:
+    """The shipped generic out-of-domain messages (comments and blank lines skipped)."""
+    lines = OUTSIDE_FILE.read_text(encoding="utf-8").splitlines()
+    return tuple(s for s in (line.strip() for line in lines) if s and not s.startswith("#"))
+
+
+def closeness(rows: np.ndarray, vectors: np.ndarray, k: int = TOP_K) -> np.ndarray:
+    """Each row's mean cosine to its ``k`` nearest ``vectors`` (all unit length)."""
+    sims = rows @ vectors.T
+    k = max(1, min(k, sims.shape[1]))
+    nearest = np.partition(sims, sims.shape[1] - k, axis=1)[:, -k:]
+    return np.asarray(nearest.mean(axis=1), dtype=np.float64)
+
+
+def leave_one_out(vectors: np.ndarray, k: int = TOP_K) -> np.ndarray:
+    """Each vector's closeness to all the others (itself left out)."""
+    sims = vectors @ vectors.T
+    np.fill_diagonal(sims, -np.inf)
+    k = max(1, min(k, len(vectors) - 1))
+    nearest = np.partition(sims, sims.shape[1] - k, axis=1)[:, -k:]
+    return np.asarray(nearest.mean(axis=1), dtype=np.float64)
+
+
+def fit_threshold(inside: np.ndarray, outside: np.ndarray, keep: float = KEEP) -> DomainFit:
+    """The threshold where the two error rates balance (held-out ``inside`` scores below it,
+    ``outside`` scores at or above it), but never one that keeps less than ``keep`` of the
+    inside scores. Both rates come back with it."""
+    # As high as lets at most (1 - keep) of the inside scores fall below it.
+    misses = int(round((1.0 - keep) * len(inside), 6))
+    cap = float(np.sort(inside)[min(misses, len(inside) - 1)])
+    threshold = min(_balance(inside, outside), cap) if len(outside) else cap
+    return DomainFit(
+        threshold=round(threshold, 4),
+        inside=len(inside),
+        outside=len(outside),
+        inside_kept=float(np.mean(inside >= round(threshold, 4))),
+        outside_declined=float(np.mean(outside < round(threshold, 4))) if len(outside) else 0.0,
+    )
+
+
+def _balance(inside: np.ndarray, outside: np.ndarray) -> float:
+    """The lowest score at which the share of ``inside`` below it is closest to the share of
+    ``outside`` at or above it."""
+    candidates = np.unique(np.concatenate([inside, outside]))
+    lost = np.searchsorted(np.sort(inside), candidates, "left") / len(inside)
+    let_in = 1.0 - np.searchsorted(np.sort(outside), candidates, "left") / len(outside)
+    return float(candidates[int(np.argmin(np.abs(lost - let_in)))])
+
+
+def build_domain(
+    texts: list[str], embed: Callable[[list[str]], np.ndarray], outside: list[str] | None = None
+) -> Domain | None:
+    """Embed the pack's texts and the outside lines, and fit. None with too few texts."""
+    if len(texts) < MIN_TEXTS:
+        return None
+    lines = list(outside_lines() if outside is None else outside)
+    rows = embed(texts + lines)
+    vectors, outside_rows = rows[: len(texts)], rows[len(texts) :]
+    fit = fit_threshold(leave_one_out(vectors), closeness(outside_rows, vectors))
+    return Domain(texts, vectors, fit)
