@@ -78,6 +78,9 @@ def test_scope_asks_for_an_input_the_request_needs(pack: Pack) -> None:
         "rule": "order_status needs order_id",
         "slot": "order_id",
         "question": True,
+        # The declared rules alone: the domain check (bot.turn.domain) did not run.
+        "score": None,
+        "threshold": None,
     }
     assert scope.check_scope(pack, "where is my order", {"order_id"})["verdict"] == "in"
     assert scope.check_scope(pack, "purple elephants", set())["rule"] == "no_declared_match"
