@@ -19,6 +19,9 @@ DEFAULT_GATES = {
     # Not a confidence to reach but a doubt to stay under: after a repeat step's calls, any
     # record whose P(wrong) (or the message's P(missing)) is at least this is read back.
     "readBackAt": 0.3,
+    # The answerability check (bot.turn.answerable): answer from the best fact only when
+    # P(it answers) reaches this; at or below 1 - this it is a confident "not in the knowledge".
+    "answerable": 0.6,
 }
 
 

@@ -20,7 +20,17 @@ SLOT_TYPES = ["text", "email", "phone", "number", "date", "order_id"]
 #: Why a conversation goes to a person; a help desk can take some kinds and not others.
 ESCALATION_KINDS = ["asked", "refused", "unsure", "preflight"]
 #: ``readBackAt`` is the other way round: a self-check's P(wrong) at or above it reads back.
-GATES = ["intent", "value", "yesNo", "confirm", "policy", "repeat", "sentiment", "readBackAt"]
+GATES = [
+    "intent",
+    "value",
+    "yesNo",
+    "confirm",
+    "policy",
+    "repeat",
+    "sentiment",
+    "readBackAt",
+    "answerable",
+]
 #: Templates the deterministic moves need; every pack language must define them.
 REQUIRED_TEMPLATES = ["greeting", "decline", "handoff", "stop", "fallback", "no_answer", "queued"]
 
