@@ -169,3 +169,26 @@ def test_the_widget_offers_a_person_with_a_button_that_hands_off(
     expect(messages(page, "customer", "I want to talk to a person")).to_have_count(1)
     expect(messages(page, "agent", "passing you to a person")).to_have_count(1)
     expect(button).to_be_disabled()
+
+
+async def test_slack_and_discord_put_the_offer_under_its_words_as_a_button() -> None:
+    from gatebot_discord.render import offered_message
+    from gatebot_discord.render import render_replies as discord_replies
+    from gatebot_slack.blocks import OFFER_PERSON_ACTION, render_replies
+
+    words = {"type": "text", "text": "Not something I can confirm.", "citations": []}
+    card = {
+        "type": "card",
+        "card": "offer_person",
+        "label": "Talk to a person",
+        "message": "I want to talk to a person",
+    }
+    (slack,) = render_replies([words, card])
+    button = slack[1][-1]["elements"][0]
+    assert button["action_id"] == OFFER_PERSON_ACTION
+    assert (button["text"]["text"], button["value"]) == ("Talk to a person", card["message"])
+    (discord_message,) = discord_replies([words, card])
+    assert discord_message.content == words["text"] and discord_message.view is not None
+    (clicked,) = discord_message.view.children
+    assert offered_message(str(getattr(clicked, "custom_id", ""))) == card["message"]
+    assert offered_message("gatebot:desk:resolve:1") is None

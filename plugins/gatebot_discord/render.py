@@ -193,11 +193,17 @@ def render_replies(
     for reply in replies:
         if reply.get("type") == "card":
             card = render_card(reply)
-            if card is not None:
+            if card is not None and reply.get("card") == "offer_person" and _takes_view(out):
+                out[-1].view = card.view  # the button goes under the words that offer it
+            elif card is not None:
                 out.append(card)
         else:
             out.extend(render_text(reply, staff_name))
     return out
+
+
+def _takes_view(out: list[Outgoing]) -> bool:
+    return bool(out) and out[-1].view is None
 
 
 def escalation_post(escalation_id: int, kind: str, summary: str) -> Outgoing:

@@ -77,6 +77,22 @@ def _fallback(text: str) -> str:
     return text[:SECTION_LIMIT]
 
 
+def render_replies(replies: list[dict[str, Any]]) -> list[tuple[str, list[Block]]]:
+    """A turn's replies as the messages to post: each reply one message, except that an
+    offer_person button goes under the words before it (one message, as the customer reads it)."""
+    out: list[tuple[str, list[Block]]] = []
+    for reply in replies:
+        rendered = render_reply(reply)
+        if rendered is None:
+            continue
+        offer = reply.get("type") == "card" and reply.get("card") == "offer_person"
+        if offer and out and len(out[-1][1]) < MAX_BLOCKS:
+            out[-1][1].extend(rendered[1])
+        else:
+            out.append(rendered)
+    return out
+
+
 def render_reply(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
     """One reply as (fallback text, blocks); None for a reply with nothing to show."""
     if reply.get("type") == "card":
