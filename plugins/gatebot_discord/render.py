@@ -157,7 +157,7 @@ def _offer_person(reply: dict[str, Any]) -> Outgoing:
     label = truncate(str(reply.get("label") or "Talk to a person"), 80)
     message = str(reply.get("message") or "I want to talk to a person")[: 100 - len(OFFER_PERSON)]
     view = discord.ui.View(timeout=None)
-    button = discord.ui.Button(
+    button: discord.ui.Button[discord.ui.View] = discord.ui.Button(
         label=label, style=discord.ButtonStyle.primary, custom_id=OFFER_PERSON + message
     )
     view.add_item(button)
