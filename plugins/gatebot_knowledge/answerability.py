@@ -8,8 +8,9 @@ logistic head over them that turns them into P(answerable). The head is fitted o
 Features of the best (first-ranked) passage, all on scales that do not depend on corpus size:
 
 - ``title_cos``, ``joint_cos``: cosine of the question with the passage's title (an FAQ's
-  question) and with title + text; ``dense_margin``: how far the best of those two is ahead of
-  the next passage with another title (one answer among several alike is weaker evidence).
+  question) and with title + text, ``best_cos`` the larger; ``dense_margin``: how far that is
+  ahead of the next passage with another title (one answer among several alike is weaker
+  evidence); ``cos_z``: how far it stands out from the whole corpus, in the corpus' own spread.
 - ``coverage``: share of the question's informative (idf) weight the passage holds;
   ``coverage_margin`` its lead over the next passage with another title; ``unseen``: share of that
   weight in words the corpus never uses (a question about something the pack never mentions).
@@ -51,7 +52,7 @@ DEPTH = 10
 @dataclass
 class Evidence:
     """What the answerability check reads: the best candidates (ungated), their features, and
-    the head's P(answerable) with the head's version (``name@fit/basis``)."""
+    the head's P(answerable) with the head's version and basis (``answerability-1/dense``)."""
 
     facts: list[Fact]
     features: dict[str, float] = field(default_factory=dict)
