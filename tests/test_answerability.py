@@ -151,26 +151,6 @@ async def test_an_answerable_paraphrase_is_still_answered_with_a_citation(
     assert (read["answer"], read["outcome"]) == ("yes", "act")
 
 
-# -- the widget's button, in Chromium against a real `gatebot run` (skips without Chromium) --
-
-
-def test_the_widget_offers_a_person_with_a_button_that_hands_off(
-    server: str,  # noqa: F811  (the fixtures imported above)
-    page: Any,  # noqa: F811
-) -> None:
-    from tests.test_widget_browser import MESSAGE, ask_and_wait, expect, messages, open_widget
-
-    page.goto(f"{server}/")
-    open_widget(page)
-    ask_and_wait(page, ON_PREM)
-    button = page.locator(f'{MESSAGE}[data-card="offer_person"] button')
-    expect(button).to_have_text("Talk to a person")
-    button.click()
-    expect(messages(page, "customer", "I want to talk to a person")).to_have_count(1)
-    expect(messages(page, "agent", "passing you to a person")).to_have_count(1)
-    expect(button).to_be_disabled()
-
-
 async def test_slack_and_discord_put_the_offer_under_its_words_as_a_button() -> None:
     from gatebot_discord.render import offered_message
     from gatebot_discord.render import render_replies as discord_replies
@@ -192,3 +172,24 @@ async def test_slack_and_discord_put_the_offer_under_its_words_as_a_button() -> 
     (clicked,) = discord_message.view.children
     assert offered_message(str(getattr(clicked, "custom_id", ""))) == card["message"]
     assert offered_message("gatebot:desk:resolve:1") is None
+
+
+# -- the widget's button, in Chromium against a real `gatebot run` (skips without Chromium);
+# last in the module: Playwright's sync API keeps an event loop running until the module ends.
+
+
+def test_the_widget_offers_a_person_with_a_button_that_hands_off(
+    server: str,  # noqa: F811  (the fixtures imported above)
+    page: Any,  # noqa: F811
+) -> None:
+    from tests.test_widget_browser import MESSAGE, ask_and_wait, expect, messages, open_widget
+
+    page.goto(f"{server}/")
+    open_widget(page)
+    ask_and_wait(page, ON_PREM)
+    button = page.locator(f'{MESSAGE}[data-card="offer_person"] button')
+    expect(button).to_have_text("Talk to a person")
+    button.click()
+    expect(messages(page, "customer", "I want to talk to a person")).to_have_count(1)
+    expect(messages(page, "agent", "passing you to a person")).to_have_count(1)
+    expect(button).to_be_disabled()
