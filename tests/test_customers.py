@@ -34,6 +34,7 @@ async def test_an_upset_customer_is_acknowledged_and_offered_a_person(
     assert turn["legal"]["rule"].startswith("hard rule: acknowledge a frustrated customer")
     assert "frustrating" in body["replies"][0]["text"] and "person" in body["replies"][0]["text"]
     assert "?" in body["replies"][0]["text"] and "order number" not in body["replies"][0]["text"]
+    assert body["replies"][1]["card"] == "offer_person"  # the offer as a button, too
     assert turn["move"]["escalate"] is False and app.store.escalations("open") == []
     # A yes to the offer hands off, as a request for a person.
     yes = (await turn_of(client, cid, auth, "yes please", "2"))["turn"]

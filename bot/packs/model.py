@@ -22,6 +22,9 @@ DEFAULT_GATES = {
     # An unsure intent offers its likeliest options ("did you mean X or Y?") only when each
     # reaches this probability: never a 1.4% one.
     "clarifyFloor": 0.15,
+    # The answerability check (bot.turn.answerable): answer from the best fact only when
+    # P(it answers) reaches this; at or below 1 - this it is a confident "not in the knowledge".
+    "answerable": 0.6,
 }
 
 

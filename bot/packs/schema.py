@@ -31,6 +31,7 @@ GATES = [
     "sentiment",
     "readBackAt",
     "clarifyFloor",
+    "answerable",
 ]
 #: Templates the deterministic moves need; every pack language must define them.
 REQUIRED_TEMPLATES = ["greeting", "decline", "handoff", "stop", "fallback", "no_answer", "queued"]

@@ -21,6 +21,7 @@ from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.retriever import Fact, Retriever
 from bot.extend.tool import ToolEvent, ToolRunner
 from bot.packs import Pack
+from bot.turn import answerable
 from bot.turn.decide import LEADS, Decision
 from bot.turn.drafting import (
     NOTHING_FOUND,
@@ -31,7 +32,7 @@ from bot.turn.drafting import (
 )
 from bot.turn.knowledge_tools import READ, SEARCH, knowledge_tools
 from bot.turn.record import new_reply
-from bot.turn.turn import ReplyPart
+from bot.turn.turn import Read, ReplyPart
 
 Publish = Callable[[dict[str, Any]], None]
 
@@ -55,6 +56,7 @@ class Acted:
     escalate: str | None = None  # a reason to queue the question for a person
     unanswered: str | None = None
     tools: list[ToolEvent] = field(default_factory=list)  # tool lifecycle events
+    reads: list[Read] = field(default_factory=list)  # the answerability check's read
 
 
 def text_reply(text: str, citations: list[dict[str, str]] | None = None) -> dict[str, Any]:
@@ -128,6 +130,9 @@ class Actor:
             return Acted(
                 [text_reply(self.template(name, language)), *self._closing_card(decision.outcome)]
             )
+        if move == "acknowledge":
+            said = self.template(decision.template or "acknowledge", language)
+            return Acted([text_reply(said), self._offer_person(language)])
         if move == "answer" and not decision.template:
             steps = self.search_steps if search_steps is None else search_steps
             return await self._answer(decision.question or text, history, language, publish, steps)
@@ -166,8 +171,18 @@ class Actor:
         registry, ledger = knowledge_tools(self.retriever)
         runner = ToolRunner(registry, publish)
         acted = Acted([])
+        threshold = self.pack.gates[answerable.GATE]
+        checked = await answerable.check(self.retriever, text[:500], threshold)
+        if checked is not None:
+            acted.reads.append(checked.read)
+            if not checked.answers:
+                return self._not_in_knowledge(acted, text, language)
+            # The fact the check vouched for comes first: it is the one an answer is worded from.
+            ledger.add(checked.facts[:1])
         # The first search is the runtime's own (the schema caps a query at 500 characters).
         await runner.call(SEARCH, {"query": text[:500], "k": 3}, {}, events=acted.tools)
+        if checked is None:
+            acted.reads.append(answerable.retriever_read(ledger.ordered(), threshold))
         tooled = self.provider.calls_tools
         if not ledger and not tooled:
             return self._no_answer(acted, text, language)
@@ -191,6 +206,32 @@ class Actor:
             acted.replies = [text_reply(self.template(said, language))]
             acted.escalate = drafted.why
         return acted
+
+    def _not_in_knowledge(self, acted: Acted, text: str, language: str) -> Acted:
+        """Below the answerability gate: nothing asserted, no model called; the customer hears
+        that this is not something the agent can confirm and is offered a person (a card whose
+        button sends the pack's own words for asking for one, which the hand-off intent reads)."""
+        said = "not_in_knowledge" if self._has("not_in_knowledge") else "no_answer"
+        acted.replies = [text_reply(self.template(said, language)), self._offer_person(language)]
+        acted.unanswered = text
+        return acted
+
+    def _offer_person(self, language: str) -> dict[str, Any]:
+        """A card whose button sends the pack's own words for asking for a person (which the
+        hand-off intent reads), so accepting the offer is one click."""
+        return {
+            "type": "card",
+            "card": "offer_person",
+            "label": self._line("offer_person_button", language, "Talk to a person"),
+            "message": self._line("offer_person_message", language, "I want to talk to a person"),
+        }
+
+    def _has(self, name: str) -> bool:
+        return name in self.pack.templates[self.pack.language]
+
+    def _line(self, name: str, language: str, default: str) -> str:
+        """A card's words from the pack, or plain English for a pack that has none yet."""
+        return self.template(name, language) if self._has(name) else default
 
     def _no_answer(self, acted: Acted, text: str, language: str) -> Acted:
         acted.replies = [text_reply(self.template("no_answer", language))]

@@ -465,7 +465,9 @@ def _record_move(record: TurnRecord, decision: Decision) -> None:
 
 
 def _record_acted(record: TurnRecord, acted: Acted) -> None:
-    """The act stage's part: tool events, the facts used, the reply and its gate."""
+    """The act stage's part: its reads (answerability), tool events, the facts used, the reply
+    and its gate."""
+    record["reads"].extend(acted.reads)
     record["tools"].extend(acted.tools)
     record["facts"] = [{"key": f.key, "source": f.source, "mode": f.mode} for f in acted.facts]
     record["reply"] = acted.reply

@@ -28,6 +28,7 @@ from gatebot_discord.render import (
     LABELS,
     RESOLVE,
     TAKE_OVER,
+    offered_message,
     parse_custom_id,
     thread_name,
 )
@@ -129,7 +130,12 @@ class Handlers:
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         if interaction.type is not discord.InteractionType.component or not interaction.data:
             return
-        parsed = parse_custom_id(str(interaction.data.get("custom_id", "")))
+        value = str(interaction.data.get("custom_id", ""))
+        offered = offered_message(value)
+        if offered is not None:
+            await self._offer_taken(interaction, offered)
+            return
+        parsed = parse_custom_id(value)
         if parsed is None:
             return  # a component that is not one of ours
         action, escalation_id = parsed
@@ -137,6 +143,19 @@ class Handlers:
         await interaction.response.send_message(answer, ephemeral=True)
 
     # -- customers -----------------------------------------------------------------------------
+
+    async def _offer_taken(self, interaction: discord.Interaction, text: str) -> None:
+        """The offer_person button: ``text`` is the customer's next message in the
+        conversation the button was posted in, keyed by the click (answered once)."""
+        where = interaction.channel
+        conv = self.host.find_conversation(self.adapter.name, str(interaction.channel_id))
+        if conv is None or where is None:
+            return
+        await interaction.response.defer()
+        key = f"click-{interaction.id}"
+        result = await self.host.handle(conv, text, key, inbox_key=key)
+        if not result.duplicate and isinstance(where, discord.abc.Messageable):
+            await self.adapter.post(where, result.replies)
 
     async def _customer_message(self, message: discord.Message) -> None:
         me = self.adapter.client.user

@@ -34,6 +34,9 @@ _STYLES = {
 # buttons keep working after a restart without re-registering any view.
 _CUSTOM_ID = re.compile(r"^gatebot:desk:(take_over|hand_back|resolve):(\d{1,18})$")
 _EMAIL = re.compile(r"^[^\s@<>\"]+@[^\s@<>\"]+$")
+#: The answer path's offer of a person: the custom id carries what a click says for the
+#: customer (the pack's words for asking for a person), within Discord's 100 characters.
+OFFER_PERSON = "gatebot:offer:"
 
 
 @dataclass
@@ -141,11 +144,29 @@ def render_card(reply: dict[str, Any]) -> Outgoing | None:
             embed.add_field(name="Contact", value=truncate(contact, 1024))
     elif card == "escalation_menu":
         embed = _escalation_menu(reply)
+    elif card == "offer_person":
+        return _offer_person(reply)
     elif reply.get("text"):
         embed = discord.Embed(description=truncate(str(reply["text"]), MAX_DESCRIPTION))
     else:
         return None
     return Outgoing(embeds=[embed], view=view if view.children else None)
+
+
+def _offer_person(reply: dict[str, Any]) -> Outgoing:
+    label = truncate(str(reply.get("label") or "Talk to a person"), 80)
+    message = str(reply.get("message") or "I want to talk to a person")[: 100 - len(OFFER_PERSON)]
+    view = discord.ui.View(timeout=None)
+    button: discord.ui.Button[discord.ui.View] = discord.ui.Button(
+        label=label, style=discord.ButtonStyle.primary, custom_id=OFFER_PERSON + message
+    )
+    view.add_item(button)
+    return Outgoing(view=view)
+
+
+def offered_message(value: str) -> str | None:
+    """What an offer_person button says for the customer; None for any other component."""
+    return value[len(OFFER_PERSON) :] or None if value.startswith(OFFER_PERSON) else None
 
 
 def _escalation_menu(reply: dict[str, Any]) -> discord.Embed:
@@ -172,11 +193,17 @@ def render_replies(
     for reply in replies:
         if reply.get("type") == "card":
             card = render_card(reply)
-            if card is not None:
+            if card is not None and reply.get("card") == "offer_person" and _takes_view(out):
+                out[-1].view = card.view  # the button goes under the words that offer it
+            elif card is not None:
                 out.append(card)
         else:
             out.extend(render_text(reply, staff_name))
     return out
+
+
+def _takes_view(out: list[Outgoing]) -> bool:
+    return bool(out) and out[-1].view is None
 
 
 def escalation_post(escalation_id: int, kind: str, summary: str) -> Outgoing:

@@ -99,23 +99,100 @@ def read_cmd(key: str, offset: int, length: int, pack: str | None) -> None:
 
 
 @knowledge.command("eval")
-@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), required=True)
-@click.option("--queries", type=click.Path(exists=True, dir_okay=False), required=True)
-@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), required=True)
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option(
+    "--data-dir",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="A BEIR folder: corpus.jsonl, queries.jsonl and qrels.tsv (instead of the three).",
+)
 @click.option("--mode", type=click.Choice(["hybrid", "embeddings", "bm25"]), default="hybrid")
 @click.option(
     "--cache", is_flag=True, help="Keep vectors in the store (index_seconds is then a load)."
 )
+@click.option(
+    "--answerability",
+    is_flag=True,
+    help="Evaluate the answerability check instead: precision and share answered, held out.",
+)
+@click.option("--threshold", type=float, default=None, help="Gate (default: the shipped one).")
+@click.option(
+    "--fit",
+    "fit_to",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --answerability: fit the heads on the fit split and write them to this file.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def eval_cmd(corpus: str, queries: str, qrels: str, mode: str, cache: bool, as_json: bool) -> None:
-    """nDCG@10, recall@10, MRR@10 and latency on a BEIR-format collection."""
+def eval_cmd(
+    corpus: str | None,
+    queries: str | None,
+    qrels: str | None,
+    data_dir: str | None,
+    mode: str,
+    cache: bool,
+    answerability: bool,
+    threshold: float | None,
+    fit_to: str | None,
+    as_json: bool,
+) -> None:
+    """nDCG@10, recall@10, MRR@10 and latency on a BEIR-format collection; with
+    --answerability, how well the answerability check tells answered from not."""
+    if answerability:
+        if data_dir is None:
+            raise click.UsageError("--answerability needs --data-dir")
+        _answerability(Path(data_dir), threshold, fit_to, as_json)
+        return
+    folder = Path(data_dir) if data_dir else None
+    paths = [
+        Path(given) if given else (folder / name if folder else None)
+        for given, name in (
+            (corpus, "corpus.jsonl"),
+            (queries, "queries.jsonl"),
+            (qrels, "qrels.tsv"),
+        )
+    ]
+    if any(p is None for p in paths):
+        raise click.UsageError("give --corpus, --queries and --qrels, or --data-dir")
     from gatebot_knowledge.evaluate import evaluate
 
-    result = evaluate(
-        Path(corpus), Path(queries), Path(qrels), mode, store=_store() if cache else None
-    )
+    c, q, r = (p for p in paths if p is not None)
+    result = evaluate(c, q, r, mode, store=_store() if cache else None)
+    _print(result, as_json)
+
+
+def _print(result: dict[str, Any], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result))
         return
     for name, value in result.items():
         click.echo(f"{name:>14}  {value}")
+
+
+def _answerability(
+    data_dir: Path, threshold: float | None, fit_to: str | None, as_json: bool
+) -> None:
+    """Held-out precision and share answered at the threshold, and a sweep (answerfit)."""
+    from bot.packs.model import DEFAULT_GATES
+    from gatebot_knowledge import answerfit
+    from gatebot_knowledge.answerability import LogisticHead, shipped_heads
+    from gatebot_knowledge.embedder import load_embedder
+
+    rows = answerfit.examples(data_dir, load_embedder())
+    if fit_to:
+        content = answerfit.fit(rows, "answerability-1")
+        answerfit.write_heads(content, Path(fit_to))
+        heads = {b: LogisticHead.from_json(h) for b, h in content["heads"].items()}
+    else:
+        heads = shipped_heads()
+    gate = DEFAULT_GATES["answerable"] if threshold is None else threshold
+    result = answerfit.evaluate(rows, heads, gate)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"held-out queries: {result['held_out_queries']} (each with and without its answer)")
+    for name, figures in result.items():
+        if isinstance(figures, dict):
+            click.echo(answerfit.table(name, figures))

@@ -103,6 +103,11 @@ class Bm25Index:
         self.idf = np.log(1 + (max(n, 1) - df + 0.5) / (df + 0.5))
         self._unseen = float(self.idf.max()) if len(self.idf) else 1.0
 
+    @property
+    def unseen_weight(self) -> float:
+        """What a word the corpus never uses weighs: as much as its rarest word."""
+        return self._unseen
+
     def to_arrays(self) -> Bm25Arrays:
         vocab = [""] * len(self.vocab)
         for word, tid in self.vocab.items():

@@ -38,6 +38,7 @@ from bot.extend.retriever import Fact, Retriever
 from bot.packs import Pack
 from bot.store import Store
 from bot.store import passages as stored
+from gatebot_knowledge.answerability import Evidence, assess
 from gatebot_knowledge.embedder import Embedder, load_embedder
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index
@@ -173,6 +174,8 @@ class KnowledgeRetriever(Retriever):
         self._fallback: KnowledgeIndex | None = None  # BM25 over the pack until then
         self._lock = threading.Lock()
         self._documents: dict[str, tuple[str, str]] | None = None
+        self._vectors: dict[tuple[str, str], np.ndarray] = {}  # recent query vectors
+        self._vectors_lock = threading.Lock()
 
     @classmethod
     def for_app(cls, app: Any) -> KnowledgeRetriever:
@@ -234,11 +237,27 @@ class KnowledgeRetriever(Retriever):
             self._fallback = KnowledgeIndex(pack_passages(self.pack))
         return self._fallback
 
-    def search_sync(self, query: str, k: int = 3, gate: bool = True) -> list[Fact]:
+    def _query(self, query: str) -> tuple[KnowledgeIndex, str, np.ndarray | None]:
+        """The index in hand, the mode it searches in, and the query's vector (None in bm25)."""
         # The mode follows the index in hand, not self.mode: a build may swap indexes meanwhile.
         index, embedder = self._current(), self.embedder
         mode = self.wanted_mode if self.wanted_mode in index.modes and embedder else "bm25"
-        qvec = embedder.embed_query(query) if mode != "bm25" and embedder else None
+        if mode == "bm25" or embedder is None:
+            return index, mode, None
+        # An answer turn asks twice for the same question (the check, then the search): embed once.
+        key = (embedder.model_id, query)
+        with self._vectors_lock:
+            qvec = self._vectors.get(key)
+        if qvec is None:
+            qvec = embedder.embed_query(query)
+            with self._vectors_lock:
+                self._vectors[key] = qvec
+                while len(self._vectors) > 64:
+                    self._vectors.pop(next(iter(self._vectors)))
+        return index, mode, qvec
+
+    def search_sync(self, query: str, k: int = 3, gate: bool = True) -> list[Fact]:
+        index, mode, qvec = self._query(query)
         ranked = index.rank(query, k, mode, qvec)
         rows = [r for r, _ in ranked]
         keep = index.answerable(query, rows, mode, qvec) if gate else [True] * len(rows)
@@ -253,6 +272,15 @@ class KnowledgeRetriever(Retriever):
     async def search(self, query: str, k: int = 3) -> list[Fact]:
         # Off the event loop: a query embedding and a pass over every vector take milliseconds.
         return await asyncio.to_thread(self.search_sync, query, k)
+
+    def evidence_sync(self, query: str, k: int = 3) -> Evidence:
+        """The answerability check's input (:mod:`gatebot_knowledge.answerability`): the ``k``
+        best passages, ungated, with P(answerable) from the head for the features in hand."""
+        index, mode, qvec = self._query(query)
+        return assess(index, query, mode, qvec, k)
+
+    async def evidence(self, query: str, k: int = 3) -> Evidence:
+        return await asyncio.to_thread(self.evidence_sync, query, k)
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -26,6 +26,9 @@ DESK_ACTION = re.compile(r"^gatebot:(take_over|hand_back|resolve):(\d+)$")
 #: Link buttons (mailto, booking page). Slack still sends a click on them to the app, which
 #: must acknowledge it or the user sees a warning.
 LINK_ACTION = re.compile(r"^gatebot:link:")
+#: The answer path's offer of a person: clicking sends the button's value as the customer's
+#: message (the pack's own words for asking for one, which its hand-off intent reads).
+OFFER_PERSON_ACTION = "gatebot:offer_person"
 
 _EMAIL = re.compile(r"^[^\s@<>|&\"]+@[^\s@<>|&\"]+$")
 
@@ -74,6 +77,22 @@ def _fallback(text: str) -> str:
     return text[:SECTION_LIMIT]
 
 
+def render_replies(replies: list[dict[str, Any]]) -> list[tuple[str, list[Block]]]:
+    """A turn's replies as the messages to post: each reply one message, except that an
+    offer_person button goes under the words before it (one message, as the customer reads it)."""
+    out: list[tuple[str, list[Block]]] = []
+    for reply in replies:
+        rendered = render_reply(reply)
+        if rendered is None:
+            continue
+        offer = reply.get("type") == "card" and reply.get("card") == "offer_person"
+        if offer and out and len(out[-1][1]) < MAX_BLOCKS:
+            out[-1][1].extend(rendered[1])
+        else:
+            out.append(rendered)
+    return out
+
+
 def render_reply(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
     """One reply as (fallback text, blocks); None for a reply with nothing to show."""
     if reply.get("type") == "card":
@@ -108,10 +127,25 @@ def _escalation_menu(reply: dict[str, Any]) -> tuple[str, list[Block]]:
     return f"A person from {desk} will take over", sections(body)[:MAX_BLOCKS]
 
 
+def _offer_person(reply: dict[str, Any]) -> tuple[str, list[Block]]:
+    label = str(reply.get("label") or "Talk to a person")[:BUTTON_LABEL_LIMIT]
+    message = str(reply.get("message") or "I want to talk to a person")[:2000]
+    button: Block = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": label},
+        "action_id": OFFER_PERSON_ACTION,
+        "value": message,
+        "style": "primary",
+    }
+    return label, [{"type": "actions", "elements": [button]}]
+
+
 def _card(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
     kind = reply.get("card")
     if kind == "escalation_menu":
         return _escalation_menu(reply)
+    if kind == "offer_person":
+        return _offer_person(reply)
     if kind == "booking":
         url = reply.get("url")
         body = "*Book a time*\nPick a slot that suits you."

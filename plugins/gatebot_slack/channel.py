@@ -237,11 +237,7 @@ class SlackChannel(ChannelAdapter):
     async def post_replies(
         self, channel: str, thread_ts: str, replies: list[dict[str, Any]]
     ) -> None:
-        for reply in replies:
-            rendered = blocks.render_reply(reply)
-            if rendered is None:
-                continue
-            text, body = rendered
+        for text, body in blocks.render_replies(replies):
             try:
                 await self.web().chat_postMessage(
                     channel=channel, thread_ts=thread_ts, text=text, blocks=body

@@ -88,6 +88,7 @@ class Inbound:
         bolt.event("app_mention")(self.on_mention)
         bolt.action(blocks.DESK_ACTION)(self.on_desk_action)
         bolt.action(blocks.LINK_ACTION)(self.on_link)
+        bolt.action(blocks.OFFER_PERSON_ACTION)(self.on_offer_person)
 
     # -- listeners: sort, file the work, return --------------------------------------------------
 
@@ -131,6 +132,20 @@ class Inbound:
         self.channel.spawn(
             self.desk_action(verb, escalation_id, user, where), f"{verb} #{escalation_id}"
         )
+
+    async def on_offer_person(
+        self, ack: AsyncAck, action: dict[str, Any], body: dict[str, Any]
+    ) -> None:
+        """The offer_person button: its value is said as the customer's next message, keyed by
+        the click so a redelivered click asks once."""
+        await ack()
+        box = body.get("container") or {}
+        channel = box.get("channel_id") or (body.get("channel") or {}).get("id")
+        thread = box.get("thread_ts") or box.get("message_ts")
+        if channel and thread and action.get("value"):
+            click = f"click-{action.get('action_ts') or thread}"
+            work = self.customer_message(channel, thread, click, str(action["value"]))
+            self.channel.spawn(work, f"offer_person {channel}:{thread}")
 
     async def on_link(self, ack: AsyncAck) -> None:
         """A link button opens in the browser; the click still comes here and wants an ack."""

@@ -189,6 +189,9 @@
     ".card a{display:inline-block;background:#4f46e5;color:#fff;text-decoration:none;",
     "padding:7px 12px;border-radius:8px;font-weight:500;font-size:13px;}",
     ".card a:hover{background:#4338ca;}",
+    ".card .card-action{background:#4f46e5;color:#fff;border:0;cursor:pointer;font:inherit;",
+    "padding:7px 12px;border-radius:8px;font-weight:500;font-size:13px;}",
+    ".card .card-action:hover{background:#4338ca;}.card .card-action:disabled{opacity:.6;cursor:default;}",
     ".typing{align-self:flex-start;background:#fff;border:1px solid #e2e8f0;border-radius:16px;",
     "border-bottom-left-radius:5px;padding:12px 14px;display:flex;gap:4px;}",
     ".typing span{width:7px;height:7px;border-radius:50%;background:#94a3b8;",
@@ -447,6 +450,8 @@
       }
     } else if (reply.card === "escalation_menu") {
       escalationMenu(node, reply);
+    } else if (reply.card === "offer_person") {
+      offerPerson(node, reply);
     } else if (typeof reply.text === "string" && reply.text) {
       node.appendChild(el("span", { class: "card-body" }, reply.text));
     } else {
@@ -454,6 +459,20 @@
     }
     if (link) node.appendChild(link);
     return node;
+  }
+
+  /** The answer path's offer of a person: a real button that sends the pack's own words for
+   *  asking for one (the hand-off intent reads them), once. */
+  function offerPerson(node, reply) {
+    var message = typeof reply.message === "string" && reply.message ? reply.message : "I want to talk to a person";
+    var label = typeof reply.label === "string" && reply.label ? reply.label : "Talk to a person";
+    var button = el("button", { type: "button", class: "card-action", "data-gatebot": "offer-person" }, label);
+    button.addEventListener("click", function () {
+      if (button.disabled) return;
+      button.disabled = true;
+      send(message);
+    });
+    node.appendChild(button);
   }
 
   /** Pre-flight's escalation menu: the team that has the conversation, then the teams there are
