@@ -117,8 +117,13 @@ def test_an_unsure_intent_offers_only_options_above_the_floor(pack: Pack) -> Non
 
     both = _decide(pack, ranked(0.5, 0.3))
     assert both.move == "clarify" and both.options == ["pricing", "demo"]
-    one = _decide(pack, ranked(0.6, 0.014))
-    assert one.move == "clarify" and one.options == ["pricing"]
+    # A 1.4% option is never offered ...
+    demo_first = [{"name": "demo", "score": 0.6}, {"name": "pricing", "score": 0.014}]
+    one = _decide(pack, _unsure(demo_first))
+    assert one.move == "clarify" and one.options == ["demo"]
+    # ... and one plausible question is answered, not asked back ("did you mean pricing?").
+    question = _decide(pack, ranked(0.6, 0.014))
+    assert question.move == "answer" and "each calls for answer" in question.rule
     none = _decide(pack, ranked(0.1, 0.05))
     assert none.move == pack.default_move and "clarify floor 0.15" in none.rule
 

@@ -244,8 +244,9 @@ def _unsure_intent(pack: Pack, state: ConversationState, intent_read: Read) -> D
             f"intent unsure and no option reaches the clarify floor {floor}: playbook default",
         )
     calls = {_calls_for(pack, name) for name in options}
-    if len(options) == 2 and len(calls) == 1 and None not in calls:
-        # Asking "did you mean X or Y?" is pointless when X and Y lead to the same move.
+    if len(calls) == 1 and None not in calls and (len(options) > 1 or calls == {"answer"}):
+        # Asking "did you mean X or Y?" is pointless when X and Y lead to the same move, and
+        # "did you mean X?" when X is a question to answer: the answer path checks its facts.
         shared = str(calls.pop())
         return Decision(
             [shared, "handoff"],
