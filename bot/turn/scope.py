@@ -146,9 +146,10 @@ class ScopeCheck:
     def warm(self) -> None:
         """Start building the pack's domain on a thread of its own (at app start), so neither
         the start nor, usually, the first turn waits; a turn that comes first waits for it. A
-        thread, not a task: it outlives no event loop and needs no stopping."""
+        thread, not a task: it outlives no event loop and needs no stopping. Not a daemon: a
+        process that exits mid-fit waits for it, as torch aborts under a thread killed at exit."""
         if self._batcher is not None and self._key() not in _domains:
-            threading.Thread(target=self._build_or_log, name="scope-fit", daemon=True).start()
+            threading.Thread(target=self._build_or_log, name="scope-fit").start()
 
     async def domain(self) -> Domain | None:
         """The pack's domain, built and fitted on first use (off the event loop)."""
