@@ -29,6 +29,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/preflight.py
 	$(BIN)/python bench/repeat.py
+	$(BIN)/python bench/scope.py
+	$(BIN)/python bench/answerability.py
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache
