@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,10 @@ MAX_SEQ_LENGTH = 64
 
 _cache: dict[str, SentenceTransformer] = {}
 _lock = threading.Lock()
+#: The shipped encoder's rows by text, most recent last: a pack loaded again (another app in the
+#: same process, a pack copy with one file changed) embeds only the texts it has not seen.
+_rows: OrderedDict[str, np.ndarray] = OrderedDict()
+_ROWS_KEPT = 20_000
 
 
 def shipped_path() -> Path:
@@ -82,3 +87,26 @@ def embed(model: SentenceTransformer, texts: list[str], batch_size: int = 64) ->
         show_progress_bar=False,
     )
     return np.asarray(out, dtype=np.float32)
+
+
+def embed_shipped(texts: list[str]) -> np.ndarray:
+    """:func:`embed` on the shipped encoder, remembering rows by text (bounded, least recently
+    used dropped), so the same text is never encoded twice in a process."""
+    with _lock:
+        missing = list(dict.fromkeys(t for t in texts if t not in _rows))
+    if missing:
+        fresh = embed(load_encoder(), missing)
+        with _lock:
+            for text, row in zip(missing, fresh, strict=True):
+                _rows[text] = row
+            while len(_rows) > _ROWS_KEPT:
+                _rows.popitem(last=False)
+    with _lock:
+        found = [_rows.get(t) for t in texts]
+        for t in texts:
+            if t in _rows:
+                _rows.move_to_end(t)
+    rows = [row for row in found if row is not None]
+    if not rows or len(rows) != len(texts):  # none asked, or evicted meanwhile by a huge batch
+        return embed(load_encoder(), texts)
+    return np.stack(rows)

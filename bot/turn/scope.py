@@ -172,12 +172,12 @@ class ScopeCheck:
 
     def _build(self, key: tuple[str, str]) -> Domain | None:
         """Embed the pack's texts and fit, once per process (blocking; any thread)."""
-        from bot.heads.encoder import embed, load_encoder
+        from bot.heads.encoder import embed_shipped
 
         with _building:
             if key not in _domains:
                 texts = domain_texts(self.pack)
-                built = build_domain(texts, lambda batch: embed(load_encoder(), batch))
+                built = build_domain(texts, embed_shipped)
                 if built is not None:
                     built = replace(built, languages=self._text_languages(texts))
                     log.info("scope: %s (%s)", built.fit.describe(), self.pack.name)
