@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Test files run on this many workers (pytest-xdist); each loads the encoder once.
+PYTEST_WORKERS ?= 2
 
 .PHONY: run test lint typecheck pytest bench clean
 
@@ -22,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q -rs --durations=15
+	$(BIN)/python -m pytest -q -rs --durations=15 -n $(PYTEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python bench/turns.py
