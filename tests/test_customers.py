@@ -51,6 +51,12 @@ async def test_anything_but_a_yes_to_the_offer_carries_on(client: TestClient, ap
     assert body["turn"]["move"]["name"] == "answer"
     assert body["turn"]["facts"][0]["key"] == "faq-password"
     assert app.store.escalations("open") == []
+    # Declined once, the offer is not pressed again (asking for a person still works).
+    upset = "this is ridiculous, nothing works and I am furious"
+    again = (await turn_of(client, cid, auth, upset, "3"))["turn"]
+    assert any(r["head"] == "sentiment" and r["answer"] == "hostile" for r in again["reads"])
+    assert again["move"]["name"] != "acknowledge"
+    assert "no selling to a hostile visitor" in again["legal"]["rule"]
 
 
 async def test_the_customers_own_request_after_a_no_is_served(client: TestClient) -> None:

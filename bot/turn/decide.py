@@ -131,7 +131,8 @@ def decide(
     blocked, resumes = _selling_blocks(state, intent, hostile)
     decision = _playbook(pack, state, scope, intent, intent_read, blocked)
     decision.resumes = resumes
-    if hostile and (decision.legal[0] in _ASKING or intent is None):
+    offered = state.get("offered_person") == "declined"  # once is enough: no nagging
+    if hostile and not offered and (decision.legal[0] in _ASKING or intent is None):
         decision = Decision(["acknowledge"], ACKNOWLEDGE_UPSET, template="acknowledge")
     no_signup = sentiment_read.get("score", 0.0) < pack.low_sentiment or (
         seq - state.get("last_signup_seq", -10_000) <= pack.signup_cooldown_turns

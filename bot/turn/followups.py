@@ -47,14 +47,15 @@ def resolve_check(
 
 def resolve_offer(state: ConversationState, text: str, gate: float) -> Read | None:
     """Read the reply to "would you like me to bring in a person?". A confident yes is accepted
-    (the decide stage hands off); anything else withdraws the offer and the turn goes on."""
+    (the decide stage hands off); anything else declines it, the turn goes on, and the offer is
+    not made again unasked (a request for a person is always served)."""
     if state.get("offered_person") != "offered":
         return None
     read = yesno.read(text, "yesNo", gate)
     if read["outcome"] == "act" and read["answer"] == "yes":
         state["offered_person"] = "accepted"
     else:
-        state.pop("offered_person", None)
+        state["offered_person"] = "declined"
     return read
 
 

@@ -54,7 +54,7 @@ class ConversationState(TypedDict, total=False):
     unanswered: list[str]  # questions no fact answered, for whoever extends the pack
     uncovered: list[str]  # requests the pack does not cover
     owned: dict[str, list[str]]  # what a lookup granted this conversation (tool ownership)
-    offered_person: str  # "offered": the agent asked whether to bring in a person; "accepted"
+    offered_person: str  # the offer of a person: "offered", then "accepted" or "declined"
     flow: dict[str, Any]  # the active flow's progress (bot.flows.engine.start_progress)
 
 
