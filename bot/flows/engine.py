@@ -103,18 +103,22 @@ class FlowEngine(StepHost):
     # -- starting ------------------------------------------------------------------------------
 
     def trigger(self, intent_read: Read, text: str) -> Flow | None:
-        """The flow a confident intent (and, where declared, a keyword) selects; ties by name."""
+        """The flow the message selects; ties by name. A confident trigger intent (with one of
+        the flow's keywords, where it declares any) starts it, and so do the flow's own words
+        when the intent head is sure of nothing: "I upgraded by mistake, can you refund me"
+        starts a refund though no intent reads it confidently, while a confident other intent
+        ("where is my order") never starts a flow on a shared word."""
         norm = normalise(text)
         confident = intent_read["answer"] if intent_read["outcome"] == "act" else None
         for flow in sorted(self.pack.flows.values(), key=lambda f: f.name):
             if flow.status != "active" or flow.name in self.disabled:
                 continue
             t = flow.trigger
-            if t.intents and confident not in t.intents:
+            worded = not t.keywords or matching(norm, t.keywords)
+            if not worded:
                 continue
-            if t.keywords and not matching(norm, t.keywords):
-                continue
-            return flow
+            if not t.intents or confident in t.intents or (confident is None and t.keywords):
+                return flow
         return None
 
     async def turn(self, turn: Turn, intent_read: Read) -> FlowTurn | None:

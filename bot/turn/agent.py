@@ -154,12 +154,12 @@ class Agent:
         intent_read, sentiment_read = await self._perceive(turn, pre)
         transcript = await self._values(turn, scope, intent_read)
         sentiment_score = float(sentiment_read.pop("score", 0.0))
-        # While a flow is active (or a confident intent starts one), its next step decides.
-        flow = await self._flow_turn(turn, scope, intent_read)
+        sentiment = pre.sentiment_for_rules({**sentiment_read, "score": sentiment_score})
+        # While a flow is active (or the message starts one), its next step decides.
+        flow = await self._flow_turn(turn, scope, intent_read, sentiment)
         if flow is not None:
             decision = flow.decision
         else:
-            sentiment = pre.sentiment_for_rules({**sentiment_read, "score": sentiment_score})
             move_scores = await self.readers.move(turn.text)
             decision = decide(
                 self.pack, turn.state, scope, intent_read, sentiment, turn.seq, move_scores
@@ -310,10 +310,16 @@ class Agent:
             await self.escalate(conv, esc.reason, esc.kind, turn.text, helpdesk=esc.desk)
         return TurnResult(acted.replies, record)
 
-    async def _flow_turn(self, turn: Turn, scope: Scope, intent_read: Read) -> FlowTurn | None:
+    async def _flow_turn(
+        self, turn: Turn, scope: Scope, intent_read: Read, sentiment: Read
+    ) -> FlowTurn | None:
         """The flow's part of the turn, or None. Out of scope is declined as usual; the flow
-        waits for the next message."""
+        waits for the next message. An upset customer is not started on a procedure: the
+        playbook acknowledges them and offers a person first (a running flow carries on)."""
         if scope["verdict"] == "out" or (not self.pack.flows and "flow" not in turn.state):
+            return None
+        upset = sentiment["outcome"] == "act" and sentiment["answer"] == "hostile"
+        if upset and "flow" not in turn.state and turn.state.get("offered_person") != "declined":
             return None
         return await self.flows.turn(turn, intent_read)
 
