@@ -193,14 +193,7 @@ class Store(FlowRunsMixin):
         self, conversation_id: str, channel: str, role: str, text: str, author: str | None = None
     ) -> Message:
         """A message that is not a customer turn (a staff reply, a notice)."""
-        msg = Message(
-            conversation_id=conversation_id,
-            channel=channel,
-            role=role,
-            text=text,
-            status="sent",
-            author=author,
-        )
+        msg = _sent(conversation_id, channel, role, text, author)
         with self.session() as s:
             s.add(msg)
             s.commit()
@@ -211,14 +204,7 @@ class Store(FlowRunsMixin):
     ) -> Message | None:
         """A staff reply, stored with its help-desk message id ``relay`` = (platform, id) in one
         transaction. None when that id was relayed before: a redelivery, relayed once only."""
-        msg = Message(
-            conversation_id=conversation_id,
-            channel=channel,
-            role="staff",
-            text=text,
-            status="sent",
-            author=staff,
-        )
+        msg = _sent(conversation_id, channel, "staff", text, staff)
         with self.session() as s:
             s.add(msg)
             s.flush()
@@ -390,3 +376,15 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
+
+
+def _sent(conversation_id: str, channel: str, role: str, text: str, author: str | None) -> Message:
+    """A message that is not a customer turn, already delivered (a staff reply, a notice)."""
+    return Message(
+        conversation_id=conversation_id,
+        channel=channel,
+        role=role,
+        text=text,
+        status="sent",
+        author=author,
+    )
