@@ -126,7 +126,7 @@ def decide(
         return Decision(["handoff"], HANDOFF_ACCEPTED).choose()
     check = state.get("check")
     if check:
-        return _check(check).choose()
+        return value_check(check).choose()
     hostile = sentiment_read["outcome"] == "act" and sentiment_read["answer"] == "hostile"
     blocked, resumes = _selling_blocks(state, intent, hostile)
     decision = _playbook(pack, state, scope, intent, intent_read, blocked)
@@ -217,7 +217,7 @@ def _missing(pack: Pack, state: ConversationState, needs: list[str]) -> list[str
     return [s for s in needs if s not in known and not _alternative_known(pack, s, known)]
 
 
-def _check(check: ValueCheck) -> Decision:
+def value_check(check: ValueCheck) -> Decision:
     """A value waiting for the customer's yes: check it, ask once more, then hand off."""
     if check.get("tries", 0) >= 2:
         return Decision(["handoff"], "value check still unsure after asking twice: hand off")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.steps.base import StepTurn
-from bot.turn.decide import Decision
-from bot.turn.decide import _check as value_check
+from bot.turn.decide import Decision, value_check
 
 
 def run(t: StepTurn, step: Step) -> StepResult:
