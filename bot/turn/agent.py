@@ -261,10 +261,10 @@ class Agent:
         person takes over, and the forecast."""
         _record_acted(turn.record, acted)
         turn.record["model_calls"] = turn.model_calls + acted.model_calls
-        if turn.escalation is None:
-            turn.escalation = self._after_move(turn, decision, acted)
-        else:
-            self._after_move(turn, decision, acted)
+        # What the move leaves in the state always; its escalation unless one is set already
+        # (pre-flight's hand-off names its own desk).
+        escalation = self._after_move(turn, decision, acted)
+        turn.escalation = turn.escalation or escalation
         # The turn ends with a person, whatever the reason.
         turn.record["move"]["escalate"] = turn.escalation is not None
         turn.record["forecast"] = forecast(self.pack, turn.state, decision.move, sentiment)
