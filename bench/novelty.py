@@ -7,6 +7,7 @@ selective accuracy on the known intents, and the novel false-act rate on the hel
 data is read from the path given and never copied into the repository.
 
     nice -n 10 python bench/novelty.py --data-dir ../shared/data/banking77  # 3 epochs, 6 layers
+    nice -n 10 python bench/novelty.py --data-dir ../shared/data/banking77 --epochs 0  # frozen
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from collections import Counter
 from pathlib import Path
 
 from bot.heads.evaluate import OOS, evaluate
+from bot.heads.heldout import DEFAULT_FALSE_ACT
+from bot.heads.novelty import DEFAULT_QUANTILE
 from bot.heads.train import TrainOptions, train_head
 
 
@@ -65,12 +68,25 @@ def main() -> None:
     parser.add_argument("--gate", type=float, default=0.9)
     parser.add_argument("--max-per-intent", type=int, default=0, help="0: every line")
     parser.add_argument("--out", type=Path, help="keep the trained head here")
+    parser.add_argument(
+        "--novelty-false-act",
+        type=float,
+        default=DEFAULT_FALSE_ACT,
+        help="largest share of hidden intents' lines that may act; 1: the quantile alone",
+    )
+    parser.add_argument("--novelty-quantile", type=float, default=DEFAULT_QUANTILE)
     args = parser.parse_args()
 
     rows, gold, held = split(args.data_dir, args.holdout, args.seed, args.max_per_intent)
     print(f"held out as novel (seed {args.seed}): {', '.join(held)}", file=sys.stderr)
     opts = TrainOptions(
-        epochs=args.epochs, train_layers=args.train_layers, seed=args.seed, progress=True
+        epochs=args.epochs,
+        train_layers=args.train_layers,
+        seed=args.seed,
+        progress=True,
+        novelty_false_act=args.novelty_false_act,
+        novelty_quantile=args.novelty_quantile,
+        gate=args.gate,
     )
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp) / "intent"

@@ -172,10 +172,13 @@ def test_cli_train_and_eval(tmp_path: Path) -> None:
         "in_scope_held_back",
         "oos_held_back",
         "oos_false_act_rate_softmax_only",
+        "fitted",  # how training placed the threshold: by hidden intents or the quantile
     }
+    assert report["novelty"]["fitted"]["hidden_lines"] == 30  # each intent hidden once
     assert report["novelty"]["threshold"] == round(load_head(out).novelty.threshold, 4)  # type: ignore[attr-defined]
     result = runner.invoke(heads_cli, ["eval", "--head", str(out), "--data", str(test)])
     assert "novelty threshold" in result.output and "novel false act rate" in result.output
+    assert "threshold placed (by " in result.output and "lines of hidden intents" in result.output
     result = runner.invoke(heads_cli, ["train", "--out", str(out)])
     assert result.exit_code != 0  # neither --data nor --pack
 

@@ -1,6 +1,7 @@
 """Novelty: the nearest-neighbour score, the threshold fitted on held-out lines, a saved head that
 keeps both, the eval that counts a novel line as abstaining, and the sample pack's head saying
-"novel" through REST about a message far from every intent."""
+"novel" through REST about a message far from every intent; and the threshold placed by intents
+hidden from the fit, so that an intent nobody trained acts on at most a target share of lines."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.heads.evaluate import score
+from bot.heads.heldout import (
+    HiddenLines,
+    HideOptions,
+    false_act_threshold,
+    hide_intents,
+    intent_groups,
+)
 from bot.heads.novelty import Novelty, fit_threshold, knn_novelty, out_of_fold_scores
 
 
@@ -99,6 +107,7 @@ def test_saved_head_keeps_its_novelty(tmp_path: Path) -> None:
     assert loaded.novelty is not None  # type: ignore[attr-defined]
     assert loaded.novelty.threshold == 0.6 and loaded.novelty.k == 2  # type: ignore[attr-defined]
     assert np.array_equal(loaded.novelty.bank, bank.astype(np.float16))  # type: ignore[attr-defined]
+    assert loaded.novelty.fitted == {}  # type: ignore[attr-defined]  # saved without: says nothing
     # a training line: 1 - (1 + 0) / 2 = 0.5; its opposite: 1 - (0 + 0) / 2 = 1
     probe = np.concatenate([bank[:1], -bank[:1]])
     assert loaded.novel_embedded(probe) == [False, True]  # type: ignore[attr-defined]
@@ -125,3 +134,95 @@ async def test_sample_pack_head_says_novel_far_from_every_intent(client: TestCli
     known = await _intent_read(client, "can I get a demo")
     assert known["outcome"] == "act" and known["answer"] == "demo"
     assert "reason" not in known
+
+
+def test_intent_groups_deal_every_intent_once() -> None:
+    groups = intent_groups(list(range(10)), 4, seed=3)
+    assert len(groups) == 4 and sorted(i for group in groups for i in group) == list(range(10))
+    assert groups == intent_groups(list(range(10)), 4, seed=3)  # the same for the same seed
+    assert len(intent_groups([0, 1], 8, seed=0)) == 2  # never more folds than intents
+
+
+def test_false_act_threshold_lets_at_most_the_target_share_act() -> None:
+    scores = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], dtype=np.float32)
+    passed = np.array([True] * 8 + [False] * 2)  # the softmax passes the gate for eight
+    threshold = false_act_threshold(HiddenLines(scores, passed), 0.2)
+    assert threshold is not None
+    acting = passed & (scores <= threshold)
+    assert acting.sum() == 2  # 0.2 of ten lines: the two least novel act, the third does not
+    assert 0.2 <= threshold < 0.3
+    # the softmax alone already keeps within the target: nothing to place
+    assert false_act_threshold(HiddenLines(scores, np.zeros(10, dtype=bool)), 0.2) is None
+    assert false_act_threshold(HiddenLines(scores[:0], passed[:0]), 0.2) is None
+
+
+def test_hidden_intents_are_scored_by_a_fit_that_never_saw_them() -> None:
+    rng = np.random.default_rng(1)
+    centres = np.eye(16)[:4] * 4
+    x = np.concatenate(
+        [_cluster(rng, c, 30, 0.5) for c in centres] + [_unit(rng.normal(size=(20, 16)))]
+    )
+    y = np.repeat(np.arange(5), [30, 30, 30, 30, 20])  # class 4 is "none"
+    hidden = hide_intents(x, y, 4, HideOptions(temperature=1.0, gate=0.9, k=1, l2=1e-4))
+    assert len(hidden.scores) == 120  # every intent line hidden once, no "none" line
+    # far from every other intent: novel by distance, whatever the softmax made of them
+    known = out_of_fold_scores(x[:120], np.arange(120) % 5, np.ones(120, dtype=bool))
+    assert hidden.scores.min() > np.quantile(known, 0.95)
+
+
+def _sibling_lines(
+    rng: np.random.Generator, where: tuple[int, float], n: int, vectors: dict[str, np.ndarray]
+) -> list[str]:
+    """``n`` texts (written into ``vectors``) whose embeddings are noisy unit vectors at an angle
+    from axis ``axis`` toward axis ``axis + 8``: at 0 and 0.5 two sibling intents, at -0.5 a
+    sibling on the other side."""
+    axis, angle = where
+    centre = np.zeros(24)
+    centre[axis], centre[axis + 8] = np.cos(angle) * 4, np.sin(angle) * 4
+    texts = [f"{axis} {angle} {len(vectors) + i}" for i in range(n)]
+    for text, row in zip(texts, _cluster(rng, centre, n, 0.4), strict=True):
+        vectors[text] = row
+    return texts
+
+
+def test_a_head_trained_with_hidden_intents_rarely_acts_on_an_unseen_sibling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three pairs of sibling intents, and an intent never trained just beside one of them. Its
+    lines sit about as near the trained lines as those lines sit to each other, so a quantile of
+    known lines lets it act; hiding each intent from the fit in turn shows how near is too near."""
+    from bot.heads import load_head, train
+    from bot.heads.none_examples import GENERIC_NONE
+
+    rng = np.random.default_rng(0)
+    vectors: dict[str, np.ndarray] = {t: _unit(rng.normal(size=(1, 24)))[0] for t in GENERIC_NONE}
+    rows = [
+        (text, f"intent{axis}-{angle}")
+        for axis in range(3)
+        for angle in (0.0, 0.5)
+        for text in _sibling_lines(rng, (axis, angle), 40, vectors)
+    ]
+    fresh = np.stack([vectors[t] for t in _sibling_lines(rng, (0, 0.0), 40, vectors)])
+    unseen = np.stack([vectors[t] for t in _sibling_lines(rng, (0, -0.5), 40, vectors)])
+    monkeypatch.setattr(train, "embed", lambda _enc, texts: np.stack([vectors[t] for t in texts]))
+    monkeypatch.setattr(train, "load_encoder", lambda: None)
+
+    def acts(head: train.TrainedHead, x: np.ndarray) -> float:
+        top = [ranked[0] for ranked in head.predict_embedded(x)]
+        novel = head.novel_embedded(x)
+        acted = [a != "none" and p >= 0.9 and not n for (a, p), n in zip(top, novel, strict=True)]
+        return float(np.mean(acted))
+
+    quantile_only = train.TrainOptions(novelty_false_act=None)
+    by_quantile = train.train_head(rows, "intent", tmp_path / "q", quantile_only)
+    assert by_quantile.novelty is not None and by_quantile.novelty.fitted["by"] == "quantile"
+    head = train.train_head(rows, "intent", tmp_path / "h", train.TrainOptions())
+    assert head.novelty is not None
+    fitted = head.novelty.fitted
+    assert fitted["by"] == "hidden intents" and fitted["hidden_lines"] == 240
+    assert fitted["hidden_false_act"] <= 0.03 and fitted["gate"] == 0.9
+    assert head.novelty.threshold < by_quantile.novelty.threshold  # never looser than the quantile
+    assert acts(by_quantile, unseen) >= 0.2
+    assert acts(head, unseen) <= 0.1
+    assert acts(head, fresh) >= 0.5  # a known intent's fresh lines still act, fewer of them
+    assert load_head(tmp_path / "h").novelty.fitted == fitted  # type: ignore[attr-defined]

@@ -17,12 +17,34 @@ if TYPE_CHECKING:
 DEFAULT_GATE = 0.9
 
 
-def _options(epochs: int, train_layers: int, no_none: bool, seed: int) -> TrainOptions:
+def _options(
+    epochs: int, train_layers: int, no_none: bool, seed: int, novelty: tuple[float, float]
+) -> TrainOptions:
     # Imported here so `gatebot --help` does not pay for torch.
     from bot.heads.train import TrainOptions
 
+    false_act, gate = novelty
     return TrainOptions(
-        epochs=epochs, train_layers=train_layers, none_class=not no_none, seed=seed, progress=True
+        epochs=epochs,
+        train_layers=train_layers,
+        none_class=not no_none,
+        seed=seed,
+        progress=True,
+        novelty_false_act=false_act,
+        gate=gate,
+    )
+
+
+def _placed(fitted: dict[str, object]) -> str:
+    """How training placed the novelty threshold, in words (empty for a head saved before)."""
+    if not fitted:
+        return ""
+    if "false_act" not in fitted:
+        return f" (quantile {fitted.get('quantile')} of held-out known lines)"
+    return (
+        f" (by {fitted['by']}; {fitted['hidden_lines']} lines of hidden intents, "
+        f"{fitted['hidden_false_act']} of them act at gate {fitted['gate']}, "
+        f"target {fitted['false_act']})"
     )
 
 
@@ -72,6 +94,16 @@ def command() -> None:
 )
 @click.option("--no-none", is_flag=True, help="No 'none' class (unless the data has oos lines).")
 @click.option("--seed", default=0, show_default=True)
+@click.option(
+    "--novelty-false-act",
+    default=0.03,
+    show_default=True,
+    help="Place the novelty threshold so at most this share of an intent hidden from the fit "
+    "acts (1: only the quantile of known lines places it).",
+)
+@click.option(
+    "--gate", default=DEFAULT_GATE, show_default=True, help="The intent gate the head acts at."
+)
 def train(
     data: Path | None,
     pack_dir: Path | None,
@@ -81,6 +113,8 @@ def train(
     train_layers: int,
     no_none: bool,
     seed: int,
+    novelty_false_act: float,
+    gate: float,
 ) -> None:
     """Train a head and print its version (NAME@HASH) for a pack to pin."""
     from bot.heads.train import read_jsonl, train_head
@@ -111,10 +145,13 @@ def train(
             raise GatebotError(str(exc)) from exc
     start = time.monotonic()
     try:
-        head = train_head(rows, name, out, _options(epochs, train_layers, no_none, seed))
+        opts = _options(epochs, train_layers, no_none, seed, (novelty_false_act, gate))
+        head = train_head(rows, name, out, opts)
     except ValueError as exc:
         raise GatebotError(str(exc)) from exc
-    novelty = f", novelty threshold {head.novelty.threshold:.4f}" if head.novelty else ""
+    novelty = ""
+    if head.novelty:
+        novelty = f", novelty threshold {head.novelty.threshold:.4f}{_placed(head.novelty.fitted)}"
     click.echo(
         f"trained {head.version} on {len(rows)} lines in {time.monotonic() - start:.1f}s "
         f"(temperature {head.temperature:.3f}{novelty}); wrote {_wrote(out)}",
@@ -168,6 +205,8 @@ def evaluate_cmd(head_dir: Path, data: Path, gate: float, as_json: bool) -> None
             f"of out-of-scope lines; novel false act rate {oos['false_act_rate']:.3f} "
             f"(softmax alone {novelty['oos_false_act_rate_softmax_only']:.3f})"
         )
+        if novelty.get("fitted"):
+            click.echo(f"  threshold placed{_placed(novelty['fitted'])}")
     click.echo(f"  ECE {result['ece']:.4f}")
 
 

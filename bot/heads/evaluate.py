@@ -87,6 +87,8 @@ def evaluate(head: Head, texts: list[str], gold: list[str], gate: float) -> dict
     predictions, novel = head.read(texts)  # type: ignore[attr-defined]
     result = score(predictions, gold, gate, novel)
     result["novelty"] = novelty_report(predictions, gold, gate, novel, novelty.threshold)
+    if novelty.fitted:  # how training placed the threshold (a head saved before says nothing)
+        result["novelty"]["fitted"] = novelty.fitted
     return result
 
 

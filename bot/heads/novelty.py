@@ -11,7 +11,8 @@ out-of-scope lines at all and lets through a known share of real, unseen in-doma
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +54,8 @@ class Novelty:
     bank: np.ndarray  # [N, D] unit-length embeddings of the intents' training lines (float16)
     threshold: float
     k: int = DEFAULT_K
+    # How the threshold was placed (rule, targets, what hidden intents did); {} for older heads
+    fitted: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.bank = np.asarray(self.bank, dtype=np.float16)  # half the bytes; cosines barely move

@@ -129,6 +129,7 @@ class TrainedHead(Head):
             config["novelty"] = {
                 "k": self.novelty.k,
                 "threshold": round(self.novelty.threshold, 6),
+                **({"fitted": self.novelty.fitted} if self.novelty.fitted else {}),
             }
             tensors[BANK] = self.novelty.bank
         (root / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
@@ -153,7 +154,8 @@ def load_trained(path: str | Path) -> TrainedHead:
     encoder = root / ENCODER_DIR if config.get("encoder") == ENCODER_DIR else None
     novelty = None
     if "novelty" in config and BANK in tensors:
-        novelty = Novelty(tensors[BANK], config["novelty"]["threshold"], config["novelty"]["k"])
+        conf = config["novelty"]
+        novelty = Novelty(tensors[BANK], conf["threshold"], conf["k"], conf.get("fitted", {}))
     return TrainedHead(
         name=config["name"],
         labels=config["labels"],
