@@ -7,7 +7,8 @@ selective accuracy on the known intents, and the novel false-act rate on the hel
 data is read from the path given and never copied into the repository.
 
     nice -n 10 python bench/novelty.py --data-dir ../shared/data/banking77  # 3 epochs, 6 layers
-    nice -n 10 python bench/novelty.py --data-dir ../shared/data/banking77 --epochs 0  # frozen
+    nice -n 10 python bench/novelty.py --data-dir ../shared/data/banking77 --epochs 0 \
+        --cache /tmp/b77.npz --novelty-false-act 1,0.01,0.03,0.1   # frozen: a sweep of targets
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
-from bot.heads.evaluate import OOS, evaluate
+import numpy as np
+
+from bot.heads.encoder import embed, load_encoder
+from bot.heads.evaluate import OOS, evaluate, evaluate_embedded
 from bot.heads.heldout import DEFAULT_FALSE_ACT
 from bot.heads.novelty import DEFAULT_QUANTILE
 from bot.heads.train import TrainOptions, train_head
@@ -58,6 +63,59 @@ def split(
     return rows, gold, held
 
 
+class CachedEmbeddings:
+    """The shipped encoder's embeddings, each text embedded once and kept in an ``.npz`` file
+    when one is named, so a sweep over novelty targets (or a rerun) embeds nothing again."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path, self.rows = path, {}
+        if path and path.is_file():
+            data = np.load(path)
+            self.rows = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        missing = sorted({t for t in texts if t not in self.rows})
+        if missing:
+            print(f"embedding {len(missing)} lines", file=sys.stderr)
+            self.rows.update(zip(missing, embed(load_encoder(), missing), strict=True))
+            if self.path:
+                texts_all = list(self.rows)
+                vectors = np.stack([self.rows[t] for t in texts_all])
+                np.savez(self.path, texts=np.array(texts_all), vectors=vectors)
+        return np.stack([self.rows[t] for t in texts])
+
+
+def run(
+    args: argparse.Namespace,
+    rows: list[tuple[str, str]],
+    gold: list[tuple[str, str]],
+    target: float,
+) -> dict[str, Any]:
+    """Train one head at novelty target ``target`` and score it on the test split."""
+    opts = TrainOptions(
+        epochs=args.epochs,
+        train_layers=args.train_layers,
+        seed=args.seed,
+        progress=True,
+        novelty_false_act=target if target < 1 else None,
+        novelty_quantile=args.novelty_quantile,
+        gate=args.gate,
+    )
+    texts, labels = [t for t, _ in gold], [g for _, g in gold]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = args.out or Path(tmp) / "intent"
+        start = time.monotonic()
+        if args.epochs > 0:  # a tuned encoder embeds for itself
+            head = train_head(rows, "intent", out, opts)
+            seconds = time.monotonic() - start
+            return {"train_seconds": round(seconds, 1), **evaluate(head, texts, labels, args.gate)}
+        cached = CachedEmbeddings(args.cache)
+        head = train_head(rows, "intent", out, opts, embedder=cached)
+        seconds = time.monotonic() - start
+        result = evaluate_embedded(head, cached(texts), labels, args.gate)
+    return {"train_seconds": round(seconds, 1), **result}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, required=True, help="train.csv and test.csv")
@@ -70,47 +128,41 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="keep the trained head here")
     parser.add_argument(
         "--novelty-false-act",
-        type=float,
-        default=DEFAULT_FALSE_ACT,
-        help="largest share of hidden intents' lines that may act; 1: the quantile alone",
+        default=str(DEFAULT_FALSE_ACT),
+        help="largest share of hidden intents' lines that may act; 1: the quantile alone; "
+        "several, comma-separated, train one head each",
     )
     parser.add_argument("--novelty-quantile", type=float, default=DEFAULT_QUANTILE)
+    parser.add_argument("--cache", type=Path, help="frozen runs: keep embeddings in this .npz")
     args = parser.parse_args()
 
     rows, gold, held = split(args.data_dir, args.holdout, args.seed, args.max_per_intent)
     print(f"held out as novel (seed {args.seed}): {', '.join(held)}", file=sys.stderr)
-    opts = TrainOptions(
-        epochs=args.epochs,
-        train_layers=args.train_layers,
-        seed=args.seed,
-        progress=True,
-        novelty_false_act=args.novelty_false_act,
-        novelty_quantile=args.novelty_quantile,
-        gate=args.gate,
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        out = args.out or Path(tmp) / "intent"
-        start = time.monotonic()
-        head = train_head(rows, "intent", out, opts)
-        seconds = time.monotonic() - start
-        result = evaluate(head, [t for t, _ in gold], [g for _, g in gold], args.gate)
-    ins, novel = result["in_scope"], result["oos"]
-    summary = {
-        "held_out": held,
-        "train_lines": len(rows),
-        "train_seconds": round(seconds, 1),
-        "epochs": args.epochs,
-        "train_layers": args.train_layers,
-        **result,
-    }
-    print(json.dumps(summary))
-    print(
-        f"gate {args.gate}: coverage {ins['coverage']:.3f}, selective accuracy "
-        f"{ins['selective_accuracy']:.3f} ({ins['n']} known lines); novel false-act rate "
-        f"{novel['false_act_rate']:.3f} ({novel['n']} lines); novelty threshold "
-        f"{result.get('novelty', {}).get('threshold')}; trained in {seconds:.0f}s",
-        file=sys.stderr,
-    )
+    for target in [float(t) for t in args.novelty_false_act.split(",")]:
+        result = run(args, rows, gold, target)
+        ins, novel = result["in_scope"], result["oos"]
+        fitted = result.get("novelty", {}).get("fitted", {})
+        print(
+            json.dumps(
+                {
+                    "held_out": held,
+                    "train_lines": len(rows),
+                    "epochs": args.epochs,
+                    "train_layers": args.train_layers,
+                    "target": target,
+                    **result,
+                }
+            )
+        )
+        print(
+            f"target {target}, gate {args.gate}: coverage {ins['coverage']:.3f}, selective "
+            f"accuracy {ins['selective_accuracy']:.3f} ({ins['n']} known lines); novel false-act "
+            f"rate {novel['false_act_rate']:.3f} ({novel['n']} lines); novelty threshold "
+            f"{result.get('novelty', {}).get('threshold')} by {fitted.get('by')} (hidden intents' "
+            f"lines acting: {fitted.get('hidden_false_act')}); trained in "
+            f"{result['train_seconds']:.0f}s",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from aiohttp.test_utils import TestClient
 
-from bot.heads.evaluate import score
+from bot.heads.evaluate import evaluate_embedded, score
 from bot.heads.heldout import (
     HiddenLines,
     HideOptions,
@@ -111,6 +111,9 @@ def test_saved_head_keeps_its_novelty(tmp_path: Path) -> None:
     # a training line: 1 - (1 + 0) / 2 = 0.5; its opposite: 1 - (0 + 0) / 2 = 1
     probe = np.concatenate([bank[:1], -bank[:1]])
     assert loaded.novel_embedded(probe) == [False, True]  # type: ignore[attr-defined]
+    report = evaluate_embedded(loaded, probe, ["a", "oos"], 0.0)
+    assert report["oos"]["false_act_rate"] == 0.0  # the opposite line is novel: it never acts
+    assert report["novelty"]["threshold"] == 0.6 and "fitted" not in report["novelty"]
 
 
 async def _intent_read(client: TestClient, text: str) -> dict[str, object]:

@@ -85,6 +85,25 @@ def evaluate(head: Head, texts: list[str], gold: list[str], gate: float) -> dict
     if novelty is None:
         return score(head.predict(texts), gold, gate)
     predictions, novel = head.read(texts)  # type: ignore[attr-defined]
+    return _with_novelty(predictions, novel, gold, gate, novelty)
+
+
+def evaluate_embedded(head: Any, x: Any, gold: list[str], gate: float) -> dict[str, Any]:
+    """:func:`evaluate` for a trained head and embeddings its encoder already made (a benchmark
+    that scores several heads on one test set embeds it once)."""
+    predictions = head.predict_embedded(x)
+    if head.novelty is None:
+        return score(predictions, gold, gate)
+    return _with_novelty(predictions, head.novel_embedded(x), gold, gate, head.novelty)
+
+
+def _with_novelty(
+    predictions: Sequence[Sequence[tuple[str, float]]],
+    novel: Sequence[bool],
+    gold: list[str],
+    gate: float,
+    novelty: Any,
+) -> dict[str, Any]:
     result = score(predictions, gold, gate, novel)
     result["novelty"] = novelty_report(predictions, gold, gate, novel, novelty.threshold)
     if novelty.fitted:  # how training placed the threshold (a head saved before says nothing)

@@ -18,6 +18,7 @@ import logging
 import random
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,16 +232,23 @@ def _finetuned(
 
 
 def train_head(
-    rows: list[tuple[str, str]], name: str, out: str | Path, opts: TrainOptions | None = None
+    rows: list[tuple[str, str]],
+    name: str,
+    out: str | Path,
+    opts: TrainOptions | None = None,
+    embedder: Callable[[list[str]], np.ndarray] | None = None,
 ) -> TrainedHead:
-    """Train a head on (text, label) rows, save it to ``out`` and return it (version set)."""
+    """Train a head on (text, label) rows, save it to ``out`` and return it (version set).
+
+    ``embedder`` gives the shipped encoder's embeddings of texts, for a caller that trains
+    several frozen heads on one set and keeps them (a benchmark); a fine-tuned head ignores it."""
     opts = opts or TrainOptions()
     t0 = time.monotonic()
     labels, texts, gold = _classes(rows, opts)
     index = {label: i for i, label in enumerate(labels)}
     y = np.array([index[g] for g in gold], dtype=np.int64)
     if opts.epochs <= 0:
-        x = _embed(load_encoder(), texts, opts.progress)
+        x = embedder(texts) if embedder else _embed(load_encoder(), texts, opts.progress)
         w, b, temperature, novelty = _frozen(x, y, labels, opts)
         head = TrainedHead(name, labels, w, b, temperature, novelty=novelty)
         head.save(out)
