@@ -1,4 +1,4 @@
-"""Load on a running gatebot process through the REST API: capacity and latency under an offered rate.
+"""Load on a running gatebot process through the REST API: capacity, and latency at a rate.
 
 Starts ``gatebot run`` as its own process (web channel only, offline provider, no recorders, the
 sample pack) so the server's CPU and memory are its own, then drives it over loopback HTTP:
