@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from bot.admission import TurnAdmission
 from bot.config import Settings
 from bot.errors import ConfigError, GatebotError
 from bot.events import EventBus
@@ -23,6 +24,7 @@ from bot.metrics import Metrics
 from bot.packs import load_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
 from bot.store import Store
+from bot.store.runner import StoreRunner
 from bot.turn.agent import Agent
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,9 @@ class App:
         self.pack = load_pack(settings.pack)
         self.store = Store(settings.database_url)
         self.metrics = Metrics()
+        #: The store's calls on a turn's and the web API's path: off the loop, within a deadline.
+        self.db = StoreRunner(self.store, deadline=settings.database_timeout)
+        self.admission = TurnAdmission(settings.max_turns, self.metrics)
         self.events = EventBus()
         self.provider = self._choose_provider(settings.model)
         self.retriever = (
@@ -116,6 +121,7 @@ class App:
             escalate=self.helpdesks.open,
             relay=self.helpdesks.relay,
             preflight=settings.preflight,
+            db=self.db,
         )
         # Flows name tools; only now are they known. A flow naming a missing one is disabled.
         self.agent.flows.bind_tools(self.tools, self.tool_runner)
@@ -134,6 +140,8 @@ class App:
             settings=self.settings,
             pack=self.pack,
             store=self.store,
+            db=self.db,
+            admission=self.admission,
             agent=self.agent,
             act=self.helpdesks.act,
             events=self.events,
@@ -261,6 +269,7 @@ class App:
         await call_lifecycle(self.plugins.hook.shutdown(app=self))
         await self.provider.aclose()
         await self.agent.flows.aclose()
+        self.db.close()
         self.store.close()
 
     def channel(self, name: str) -> ChannelAdapter | None:
