@@ -15,8 +15,8 @@ happens to latency, errors and shed requests at that rate. Every message text is
 (templates with names, numbers and products filled in), so no cache sees the same text twice.
 
 Reports turns/s, latency p50/p90/p99/max (client side, POST to full answer), errors by kind
-(a shed turn is ``http_503:overloaded``), the server's CPU seconds per turn (utime + stime of the
-process from /proc, all threads) and its RSS now and at peak.
+(a shed turn is ``http_503:overloaded``), the server's CPU per turn (utime + stime from /proc: the
+whole process, and its main thread alone, which runs the event loop) and its RSS now and at peak.
 """
 
 from __future__ import annotations
@@ -144,8 +144,11 @@ class Server:
             await asyncio.sleep(0.5)
         raise RuntimeError("the server did not answer /healthz in time")
 
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    def cpu_seconds(self, loop_only: bool = False) -> float:
+        """The process's CPU time, all threads; or the main thread's, which runs the event loop."""
+        pid = self.proc.pid
+        stat = Path(f"/proc/{pid}/task/{pid}/stat" if loop_only else f"/proc/{pid}/stat")
+        fields = stat.read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def memory_mb(self) -> dict[str, float]:
@@ -256,21 +259,27 @@ async def _drive(args: argparse.Namespace, server: Server) -> dict[str, Any]:
         for start in range(0, n, 50):  # conversations exist before the clock starts
             await asyncio.gather(*(c.open() for c in customers[start : start + 50]))
         await closed_loop(customers[:4], time.monotonic() + args.warmup)  # uncounted warm-up
-        results.counting, cpu0, started = True, server.cpu_seconds(), time.monotonic()
+        cpu0, loop0 = server.cpu_seconds(), server.cpu_seconds(loop_only=True)
+        results.counting, started = True, time.monotonic()
         stop_at = started + args.duration
         if args.mode == "closed":
             await closed_loop(customers, stop_at)
         else:
             await open_loop(customers, args.every, stop_at)
         wall, cpu = time.monotonic() - started, server.cpu_seconds() - cpu0
-        return summarise(args, results, wall, cpu, server.memory_mb())
+        loop = server.cpu_seconds(loop_only=True) - loop0
+        return summarise(args, results, wall, (cpu, loop), server.memory_mb())
 
 
 def summarise(
-    args: argparse.Namespace, results: Results, wall: float, cpu: float, memory: dict[str, float]
+    args: argparse.Namespace,
+    results: Results,
+    wall: float,
+    cpu_and_loop: tuple[float, float],
+    memory: dict[str, float],
 ) -> dict[str, Any]:
     lat = sorted(results.latencies_ms)
-    turns = len(lat)
+    turns, (cpu, loop) = len(lat), cpu_and_loop
     summary: dict[str, Any] = {
         "mode": args.mode,
         "database": "postgresql" if args.database_url.startswith("postgres") else "sqlite",
@@ -287,6 +296,7 @@ def summarise(
         "errors": sum(results.errors.values()),
         "error_kinds": dict(results.errors),
         "cpu_ms_per_turn": round(cpu / turns * 1000, 2) if turns else None,
+        "loop_cpu_ms_per_turn": round(loop / turns * 1000, 2) if turns else None,
         "server_cpu_s": round(cpu, 1),
         **{k: round(v, 1) for k, v in memory.items()},
         "env": args.env,

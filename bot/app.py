@@ -225,7 +225,8 @@ class App:
             log.warning("finished %d turn(s) interrupted by an earlier stop", len(recovered))
 
     async def _start(self, channels: bool) -> None:
-        self.store.migrate()
+        # Off the loop: a slow database must not stall what the loop already serves.
+        await asyncio.to_thread(self.store.migrate)
         # The scope check's pack vectors and threshold, fitted meanwhile (the first turn waits).
         self.agent.scope_check.warm()
         await call_lifecycle(self.plugins.hook.startup(app=self))

@@ -119,16 +119,21 @@ class Agent:
         """Run the turns of messages stored but never answered (the process died mid-turn).
         Returns each with its conversation, so the caller can deliver the replies."""
         done = []
-        for msg in self.store.pending():
-            conv = self.store.get_conversation(msg.conversation_id)
-            if conv is None:
-                continue
-            async with self._lock(conv.id):
-                if self.store.turn_for_message(msg.id or 0) is None:
-                    history = self.store.messages(conv.id)
-                    received = Received(msg, True, conv, history)
-                    done.append((conv, await self._turn(received, msg.external_id, Clock())))
+        for msg in await self.db.call(self.store.pending):
+            async with self._lock(msg.conversation_id):
+                received = await self.db.call(self._unfinished, msg)
+                if received is not None and received.conversation is not None:
+                    turn = await self._turn(received, msg.external_id, Clock())
+                    done.append((received.conversation, turn))
         return done
+
+    def _unfinished(self, msg: Message) -> Received | None:
+        """A pending message with its conversation and transcript, unless its turn got done."""
+        if self.store.turn_for_message(msg.id or 0) is not None:
+            return None
+        conv = self.store.get_conversation(msg.conversation_id)
+        history = self.store.messages(msg.conversation_id)
+        return Received(msg, True, conv, history)
 
     def _lock(self, conversation_id: str) -> asyncio.Lock:
         """The conversation's lock. Held only while a turn runs: the weak map forgets idle ones."""
