@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
+from gatebot_web.server import build_web_app
 
 from bot.app import App
 from bot.config import Settings
@@ -21,7 +22,6 @@ from bot.errors import DatabaseUnavailable
 from bot.extend.recorder import Recorder
 from bot.store import Store
 from bot.store.runner import StoreRunner
-from gatebot_web.server import build_web_app
 
 ACME = Path(__file__).resolve().parent.parent / "knowledge" / "acme"
 
@@ -100,7 +100,7 @@ async def test_a_call_past_its_deadline_fails_and_the_next_is_refused_until_retr
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     runner = StoreRunner(store, deadline=0.2, retry_after=0.5)
     try:
-        with pytest.raises(DatabaseUnavailable, match="did not answer within 0.2 s"):
+        with pytest.raises(DatabaseUnavailable, match=r"did not answer within 0\.2 s"):
             await runner.call(time.sleep, 1.0)
         ran: list[int] = []
         with pytest.raises(DatabaseUnavailable, match="not answering") as refused:
