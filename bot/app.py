@@ -82,9 +82,8 @@ class App:
         self.plugins = load_plugins(extra_plugins)
         self.registry = Registry(self.plugins)
         self.pack = load_pack(settings.pack)
-        self.store = Store(settings.database_url)
-        self.metrics = Metrics()
-        #: The store's calls on a turn's and the web API's path: off the loop, within a deadline.
+        self.store, self.metrics = Store(settings.database_url), Metrics()
+        # The store's calls on a turn's and the web API's path: off the loop, within a deadline.
         self.db = StoreRunner(self.store, deadline=settings.database_timeout)
         self.admission = TurnAdmission(settings.max_turns, self.metrics)
         self.events = EventBus()
