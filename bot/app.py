@@ -93,11 +93,8 @@ class App:
             if self.registry.retrievers
             else LexicalRetriever(self.pack)
         )
-        self.email = (
-            self.registry.email[settings.email](settings)
-            if settings.email in self.registry.email
-            else NoEmail()
-        )
+        email = self.registry.email.get(settings.email or "")
+        self.email = email(settings) if email else NoEmail()
         self.tools = self._build_tools()
         self.recorders = [*self._builtin_recorders(), *self.registry.recorders, *(recorders or [])]
         self.helpdesks = HelpDesks(
@@ -108,6 +105,7 @@ class App:
             self.events,
             desk_channels(self.channel),
             self.channel,
+            db=self.db,
         )
         self.agent = Agent(
             self.pack,
