@@ -30,17 +30,25 @@ class TurnAdmission:
         metrics.set(IN_FLIGHT, 0)
         metrics.inc(SHED, 0)  # shown from the start, so a rate over it needs no first shed
 
+    @property
+    def full(self) -> bool:
+        return bool(self.limit) and self.in_flight >= self.limit
+
+    def refuse(self) -> Overloaded:
+        """Count one shed turn; the error to raise for it."""
+        self.shed += 1
+        self.metrics.inc(SHED)
+        return Overloaded(
+            f"{self.in_flight} turns are already running here; try again shortly",
+            self.retry_after,
+        )
+
     @contextmanager
     def slot(self, *, shed: bool) -> Iterator[None]:
         """Hold one place in the queue for a turn. With ``shed``, a full queue raises
         :class:`Overloaded` instead (the turn never starts); without, the turn still counts."""
-        if shed and self.limit and self.in_flight >= self.limit:
-            self.shed += 1
-            self.metrics.inc(SHED)
-            raise Overloaded(
-                f"{self.in_flight} turns are already running here; try again shortly",
-                self.retry_after,
-            )
+        if shed and self.full:
+            raise self.refuse()
         self.in_flight += 1
         self.metrics.set(IN_FLIGHT, self.in_flight)
         try:

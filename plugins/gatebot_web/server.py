@@ -273,7 +273,7 @@ def build_web_app(host: ChannelHost | HasHost) -> web.Application:
     """The widget's server over ``host``; given the app (as tests do), over the app's host."""
     gb = host if isinstance(host, ChannelHost) else host.host
     app = web.Application(
-        middlewares=[errors_and_cors, unavailable_as_503], client_max_size=MAX_BODY
+        middlewares=[errors_and_cors, unavailable_as_503(gb.admission)], client_max_size=MAX_BODY
     )
     app[HOST_KEY] = gb
     app[LIMITER_KEY] = RateLimiter(limit=20, window=60.0)
