@@ -9,7 +9,7 @@ sample pack) so the server's CPU and memory are its own, then drives it over loo
 
 closed: ``--concurrency`` customers each send a message, wait for the answer, and send the next at
 once (a new conversation every 15 messages, under the 20-a-minute limit): the throughput is the
-process's capacity. open: ``--conversations`` customers each write every ``--every`` seconds
+process's capacity; a shed customer waits ``Retry-After``, as the widget does. open: ``--conversations`` customers each write every ``--every`` seconds
 (a random phase each, so the offered rate is steady), whether or not the answers keep up: what
 happens to latency, errors and shed requests at that rate. Every message text is distinct
 (templates with names, numbers and products filled in), so no cache sees the same text twice.
@@ -174,6 +174,9 @@ class Customer:
         self.http, self.base, self.texts, self.results = http, base, texts, results
         self.conv: tuple[str, str] | None = None
         self.sent = 0
+        #: closed loop: a shed customer waits Retry-After before writing again (open: the
+        #: schedule goes on; a shed message is simply lost)
+        self.backs_off = False
 
     async def open(self) -> bool:
         try:
@@ -204,6 +207,8 @@ class Customer:
                 if resp.status != 200:
                     code = body.get("error", {}).get("code", "")
                     self.results.fail(f"http_{resp.status}:{code}")
+                    if resp.status == 503 and self.backs_off:  # as the widget does
+                        await asyncio.sleep(float(resp.headers.get("Retry-After", "1")))
                     return
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             self.results.fail(type(exc).__name__)
@@ -263,6 +268,8 @@ async def _drive(args: argparse.Namespace, server: Server) -> dict[str, Any]:
         results.counting, started = True, time.monotonic()
         stop_at = started + args.duration
         if args.mode == "closed":
+            for customer in customers:
+                customer.backs_off = True
             await closed_loop(customers, stop_at)
         else:
             await open_loop(customers, args.every, stop_at)
