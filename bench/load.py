@@ -9,9 +9,10 @@ sample pack) so the server's CPU and memory are its own, then drives it over loo
 
 closed: ``--concurrency`` customers each send a message, wait for the answer, and send the next at
 once (a new conversation every 15 messages, under the 20-a-minute limit): the throughput is the
-process's capacity; a shed customer waits ``Retry-After``, as the widget does. open: ``--conversations`` customers each write every ``--every`` seconds
-(a random phase each, so the offered rate is steady), whether or not the answers keep up: what
-happens to latency, errors and shed requests at that rate. Every message text is distinct
+process's capacity; a shed customer waits ``Retry-After``, as the widget does.
+open: ``--conversations`` customers each write every ``--every`` seconds (a random phase each, so
+the offered rate is steady), whether or not the answers keep up: what happens to latency, errors
+and shed requests at that rate. Every message text is distinct
 (templates with names, numbers and products filled in), so no cache sees the same text twice.
 
 Reports turns/s, latency p50/p90/p99/max (client side, POST to full answer), errors by kind
