@@ -206,7 +206,8 @@ async def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="gatebot-bench-") as tmp:
         settings = Settings(pack=ROOT / "knowledge" / "acme", data_dir=Path(tmp), host=HOST,
                             port=free_port(), recorders=[], channels=["web"],
-                            database_url=args.database_url or "")
+                            database_url=args.database_url or "",
+                            max_turns=0)  # capacity: every turn queues, none is shed
         app = App(settings)
         await app.start()
         try:

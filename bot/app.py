@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from bot.admission import TurnAdmission
 from bot.config import Settings
 from bot.errors import ConfigError, GatebotError
 from bot.events import EventBus
@@ -23,6 +24,7 @@ from bot.metrics import Metrics
 from bot.packs import load_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
 from bot.store import Store
+from bot.store.runner import StoreRunner
 from bot.turn.agent import Agent
 
 log = logging.getLogger(__name__)
@@ -80,8 +82,10 @@ class App:
         self.plugins = load_plugins(extra_plugins)
         self.registry = Registry(self.plugins)
         self.pack = load_pack(settings.pack)
-        self.store = Store(settings.database_url)
-        self.metrics = Metrics()
+        self.store, self.metrics = Store(settings.database_url), Metrics()
+        # The store's calls on a turn's and the web API's path: off the loop, within a deadline.
+        self.db = StoreRunner(self.store, deadline=settings.database_timeout)
+        self.admission = TurnAdmission(settings.max_turns, self.metrics)
         self.events = EventBus()
         self.provider = self._choose_provider(settings.model)
         self.retriever = (
@@ -89,11 +93,8 @@ class App:
             if self.registry.retrievers
             else LexicalRetriever(self.pack)
         )
-        self.email = (
-            self.registry.email[settings.email](settings)
-            if settings.email in self.registry.email
-            else NoEmail()
-        )
+        email = self.registry.email.get(settings.email or "")
+        self.email = email(settings) if email else NoEmail()
         self.tools = self._build_tools()
         self.recorders = [*self._builtin_recorders(), *self.registry.recorders, *(recorders or [])]
         self.helpdesks = HelpDesks(
@@ -104,6 +105,7 @@ class App:
             self.events,
             desk_channels(self.channel),
             self.channel,
+            db=self.db,
         )
         self.agent = Agent(
             self.pack,
@@ -116,6 +118,7 @@ class App:
             escalate=self.helpdesks.open,
             relay=self.helpdesks.relay,
             preflight=settings.preflight,
+            db=self.db,
         )
         # Flows name tools; only now are they known. A flow naming a missing one is disabled.
         self.agent.flows.bind_tools(self.tools, self.tool_runner)
@@ -134,6 +137,8 @@ class App:
             settings=self.settings,
             pack=self.pack,
             store=self.store,
+            db=self.db,
+            admission=self.admission,
             agent=self.agent,
             act=self.helpdesks.act,
             events=self.events,
@@ -217,7 +222,8 @@ class App:
             log.warning("finished %d turn(s) interrupted by an earlier stop", len(recovered))
 
     async def _start(self, channels: bool) -> None:
-        self.store.migrate()
+        # Off the loop: a slow database must not stall what the loop already serves.
+        await asyncio.to_thread(self.store.migrate)
         # The scope check's pack vectors and threshold, fitted meanwhile (the first turn waits).
         self.agent.scope_check.warm()
         await call_lifecycle(self.plugins.hook.startup(app=self))
@@ -261,6 +267,7 @@ class App:
         await call_lifecycle(self.plugins.hook.shutdown(app=self))
         await self.provider.aclose()
         await self.agent.flows.aclose()
+        self.db.close()
         self.store.close()
 
     def channel(self, name: str) -> ChannelAdapter | None:

@@ -45,6 +45,12 @@ class Settings:
     admin_token: str | None = None
     preflight: str = "off"
     email: str | None = None
+    #: Turns in flight per process before the web API sheds (0: no limit); see bot/admission.py.
+    #: At the 25 to 35 turns/s one process serves on two cores, 32 in flight is about a second's
+    #: wait: enough to ride out a burst, short enough for a client to retry after.
+    max_turns: int = 32
+    #: Seconds a database call may take before the request is answered 503.
+    database_timeout: float = 4.0
 
     def __post_init__(self) -> None:
         if not self.database_url:
@@ -81,4 +87,6 @@ class Settings:
             admin_token=env.get("GATEBOT_ADMIN_TOKEN") or None,
             preflight=preflight,
             email=env.get("GATEBOT_EMAIL") or None,
+            max_turns=_int("GATEBOT_MAX_TURNS", 32),
+            database_timeout=float(_int("GATEBOT_DATABASE_TIMEOUT", 4)),
         )

@@ -45,5 +45,22 @@ class StoreError(GatebotError):
     """The database could not be reached or migrated."""
 
 
+class Unavailable(GatebotError):
+    """The process cannot take this request now: a channel answers 503 with ``Retry-After``
+    (``retry_after`` seconds) and changes nothing, so the client can simply send it again."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class DatabaseUnavailable(Unavailable, StoreError):
+    """The database did not answer within its deadline, or refused the connection."""
+
+
+class Overloaded(Unavailable):
+    """The process already runs as many turns as it may (``GATEBOT_MAX_TURNS``): shed."""
+
+
 class ProviderError(GatebotError):
     """A model provider failed (timeout, rate limit, server error). The turn falls back."""

@@ -291,6 +291,38 @@ def test_network_failure_retries_once_with_the_same_id(server: str, page: Any) -
     assert len(posts) == 4 and posts[2] == posts[3] != posts[0]
 
 
+def test_a_busy_server_is_asked_again_with_backoff_and_the_customer_told(
+    server: str, page: Any
+) -> None:
+    posts: list[str] = []
+    busy = {"left": 2}
+
+    def shedding(route: Any) -> None:
+        posts.append(route.request.post_data_json["client_message_id"])
+        if busy["left"]:
+            busy["left"] -= 1
+            route.fulfill(
+                status=503,
+                headers={"Retry-After": "1", "Access-Control-Expose-Headers": "Retry-After"},
+                json={"error": {"code": "overloaded", "message": "busy"}},
+            )
+        else:
+            route.continue_()
+
+    page.route("**/api/conversations/*/messages", shedding)
+    page.goto(f"{server}/")
+    open_widget(page)
+    ask(page, DOCKER_Q)
+    expect(page.locator(f"{PANEL} [data-gatebot=progress]")).to_contain_text("busy right now")
+    expect(messages(page, "agent", "Docker")).to_have_count(1)
+    assert len(posts) == 3 and len(set(posts)) == 1  # one message id: one turn
+
+    busy["left"] = 10  # busy past every retry: say so and keep the text
+    ask(page, "Is there a free trial?")
+    expect(messages(page, "error", "very busy")).to_have_count(1, timeout=60_000)
+    expect(page.locator(INPUT)).to_have_value("Is there a free trial?")
+
+
 def test_staff_messages_arrive_over_the_websocket(server: str, page: Any) -> None:
     sockets: list[Any] = []
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from bot.admission import TurnAdmission
 from bot.config import Settings
 from bot.events import EventBus
 from bot.metrics import Metrics
 from bot.packs.model import Pack
 from bot.store import Conversation, Escalation, FlowCheckpoint, FlowRun, Message, Store, Turn
+from bot.store.runner import StoreRunner
 
 #: An aiohttp handler (``async (request) -> response``), kept loose so ``bot`` needs no aiohttp.
 Handler = Callable[[Any], Awaitable[Any]]
@@ -64,9 +66,14 @@ class ChannelHost:
         info: Callable[[], dict[str, Any]],
         disabled_flows: Callable[[], dict[str, str]] = dict,
         routes: list[Route] | None = None,
+        db: StoreRunner | None = None,
+        admission: TurnAdmission | None = None,
     ) -> None:
         self.settings, self.pack, self.events, self.metrics = settings, pack, events, metrics
         self._store, self._agent, self._act = store, agent, act
+        self._db = db or StoreRunner(store)
+        #: The turns running in this process, and the limit the web API sheds at.
+        self.admission = admission or TurnAdmission(settings.max_turns, metrics)
         self.channel = channel  #: a running channel adapter by name, or None
         self.info = info  #: what /healthz reports: pack, provider, retriever
         self.disabled_flows = disabled_flows  #: flows that cannot run, with why
@@ -76,15 +83,49 @@ class ChannelHost:
     # -- turns and staff actions ---------------------------------------------------------------
 
     async def handle(
-        self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
+        self,
+        conv: Conversation,
+        text: str,
+        external_id: str | None,
+        inbox_key: str | None = None,
+        *,
+        shed: bool = False,
     ) -> Answer:
-        """One customer message through a turn (idempotent on the channel and ``inbox_key``)."""
-        return await self._agent.handle(conv, text, external_id, inbox_key=inbox_key)
+        """One customer message through a turn (idempotent on the channel and ``inbox_key``).
+        With ``shed``, a process already running its limit of turns raises ``Overloaded`` at
+        once (a client that can retry: the web API); without, the turn waits its turn."""
+        with self.admission.slot(shed=shed):
+            return await self._agent.handle(conv, text, external_id, inbox_key=inbox_key)
 
     async def act(self, verb: str, escalation_id: int, staff: str, **kw: Any) -> Any:
         """A staff action on an escalation: take_over, reply, hand_back or resolve. See
         :meth:`bot.helpdesk.HelpDesks.act` for the keywords; a refusal raises HelpDeskError."""
         return await self._act(verb, escalation_id, staff, **kw)
+
+    # -- the same reads off the event loop, within the database deadline ------------------------
+    # Each raises ``DatabaseUnavailable`` (a channel answers 503) when the database does not
+    # answer in time; a database that hangs never stalls the process's other requests.
+
+    async def open_conversation(self, channel: str, language: str) -> tuple[Conversation, str]:
+        return await self._db.call(self.create_conversation, channel, language)
+
+    async def load_conversation(self, conversation_id: str) -> Conversation | None:
+        return await self._db.call(self._store.get_conversation, conversation_id)
+
+    async def load_message(self, channel: str, external_id: str) -> Message | None:
+        return await self._db.call(self._store.find_message, channel, external_id)
+
+    async def load_transcript(self, conversation_id: str) -> tuple[list[Message], list[Turn]]:
+        """A conversation's messages and turns, read together."""
+
+        def both() -> tuple[list[Message], list[Turn]]:
+            return self._store.messages(conversation_id), self._store.turns(conversation_id)
+
+        return await self._db.call(both)
+
+    async def check_database(self) -> None:
+        """Raise when the database cannot be reached in time (the health check)."""
+        await self._db.call(self._store.ping)
 
     # -- conversations -------------------------------------------------------------------------
 

@@ -22,6 +22,9 @@ import jsonschema
 from bot.errors import GatebotError
 
 DEFAULT_TIMEOUT_S = 10.0
+#: Validators kept, by schema object: the tools' schemas are class attributes or built once per
+#: pack load, so checking a schema and compiling its validator happens once, not per turn.
+MAX_VALIDATORS = 512
 #: How much of a result the record and a model see at once; the rest is read by window.
 WINDOW_CHARS = 2000
 
@@ -75,6 +78,29 @@ class Tool(ABC):
         return None
 
 
+_ANY_OBJECT: dict[str, Any] = {}
+_validators: dict[int, tuple[dict[str, Any], jsonschema.protocols.Validator]] = {}
+
+
+def validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    """The checked validator of ``schema`` (raises SchemaError once, for a bad schema). Keyed by
+    the schema object, which the entry keeps alive so its id is never reused while cached."""
+    entry = _validators.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    jsonschema.Draft202012Validator.check_schema(schema)
+    compiled = jsonschema.Draft202012Validator(schema)
+    if len(_validators) >= MAX_VALIDATORS:
+        _validators.pop(next(iter(_validators)))  # the oldest: schemas made on the fly
+    _validators[id(schema)] = (schema, compiled)
+    return compiled
+
+
+def first_error(schema: dict[str, Any], instance: Any) -> jsonschema.ValidationError | None:
+    """The error ``jsonschema.validate`` would raise, from the cached validator."""
+    return jsonschema.exceptions.best_match(validator(schema).iter_errors(instance))
+
+
 class ToolRegistry:
     def __init__(self) -> None:
         self.tools: dict[str, Tool] = {}
@@ -84,7 +110,7 @@ class ToolRegistry:
             raise GatebotError(f"tool {type(tool).__name__} has no name")
         if not isinstance(tool.schema, dict):
             raise GatebotError(f"tool {tool.name!r} has no argument schema; refused")
-        jsonschema.Draft202012Validator.check_schema(tool.schema)
+        validator(tool.schema)
         if tool.changes and tool.repeat:
             raise GatebotError(f"tool {tool.name!r} cannot be both changes and repeat")
         self.tools[tool.name] = tool
@@ -210,10 +236,9 @@ class ToolRunner:
         if not isinstance(result, dict):
             return self._failed(outcome, emit, "the tool returned no JSON object")
         if tool.result_schema is not None:
-            try:
-                jsonschema.validate(result, tool.result_schema)
-            except jsonschema.ValidationError as exc:
-                return self._failed(outcome, emit, f"result does not match schema: {exc.message}")
+            wrong = first_error(tool.result_schema, result)
+            if wrong is not None:
+                return self._failed(outcome, emit, f"result does not match schema: {wrong.message}")
         outcome.status, outcome.result = "ok", result
         grant_ownership(context, result)
         emit("finished", status="ok", note=str(result.get("note", ""))[:200])
@@ -233,11 +258,10 @@ class ToolRunner:
             return "unknown tool"
         if not isinstance(arguments, dict):
             return "arguments must be a JSON object"
-        try:
-            jsonschema.validate(arguments, tool.schema or {})
-        except jsonschema.ValidationError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
-            return f"invalid {where}: {exc.message}"
+        wrong = first_error(tool.schema or _ANY_OBJECT, arguments)
+        if wrong is not None:
+            where = "/".join(str(p) for p in wrong.absolute_path) or "arguments"
+            return f"invalid {where}: {wrong.message}"
         if tool.ownership != "any":
             value = arguments.get(tool.ownership)
             owned = {str(v) for v in context.get("owned", {}).get(tool.ownership, [])}

@@ -27,6 +27,7 @@ from bot.helpdesk.sweep import sweep
 from bot.metrics import Metrics
 from bot.packs.model import HelpDesk, Pack
 from bot.store import Conversation, Escalation, Message, Store
+from bot.store.runner import StoreRunner
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,11 @@ class HelpDesks:
         events: EventBus,
         desk_channel: Callable[[str], HelpDeskChannel | None],
         customer_channel: Callable[[str], CustomerChannel | None] | None = None,
+        db: StoreRunner | None = None,
     ) -> None:
         self.store, self.pack, self.email = store, pack, email
+        #: Opening an escalation ends a turn: its writes go off the loop like the turn's.
+        self.db = db or StoreRunner(store)
         self.metrics, self.events = metrics, events
         self.desk_channel = desk_channel
         self.customer_channel = customer_channel or (lambda name: None)
@@ -91,26 +95,32 @@ class HelpDesks:
     ) -> None:
         """Queue an escalation and post it to its help desk, if that desk's channel runs here.
         ``helpdesk`` names the desk (pre-flight recommends one); else the kind picks it."""
-        store = self.store
+        store, call = self.store, self.db.call
         desk = self.pack.helpdesk_named(helpdesk) or self.pack.helpdesk_for(kind)
-        esc = store.escalate(conv.id, reason, desk.name if desk else None, question, kind)
+        esc = await call(
+            store.escalate, conv.id, reason, desk.name if desk else None, question, kind
+        )
         self.metrics.inc("gatebot_escalations_total", reason=kind)
         if desk is None:
-            store.update_escalation(esc.id or 0, delivery="the pack declares no help desk")
+            await call(
+                store.update_escalation, esc.id or 0, delivery="the pack declares no help desk"
+            )
             return
         channel = self.desk_channel(desk.channel)
         if channel is None:
             note = f"no {desk.channel} channel running; email after {desk.email_after_minutes} min"
-            store.update_escalation(esc.id or 0, delivery=note)
+            await call(store.update_escalation, esc.id or 0, delivery=note)
             return
         try:
-            text = summary(conv, esc, store.messages(conv.id))
+            text = summary(conv, esc, await call(store.messages, conv.id))
             thread = await channel.post_escalation(desk, esc, text)
         except Exception as exc:  # the turn already answered; the sweep's email still covers it
             log.exception("posting escalation #%s to %s failed", esc.id, desk.name)
-            store.update_escalation(esc.id or 0, delivery=f"posting failed: {exc}"[:500])
+            failed = f"posting failed: {exc}"[:500]
+            await call(store.update_escalation, esc.id or 0, delivery=failed)
             return
-        store.update_escalation(esc.id or 0, thread=thread, delivery=f"posted to {desk.channel}")
+        posted = f"posted to {desk.channel}"
+        await call(store.update_escalation, esc.id or 0, thread=thread, delivery=posted)
 
     # -- staff actions -------------------------------------------------------------------------
 

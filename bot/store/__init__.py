@@ -10,9 +10,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -20,7 +19,9 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 from bot.errors import StoreError
+from bot.store.engine import HeldConnections, make_engine
 from bot.store.flowruns import FlowRunsMixin
+from bot.store.inbox import InboxMixin, Received
 from bot.store.migrations import applied, migrate
 from bot.store.models import (
     Conversation,
@@ -39,6 +40,7 @@ __all__ = [
     "FlowCheckpoint",
     "FlowRun",
     "Message",
+    "Received",
     "StaffRelay",
     "Store",
     "Turn",
@@ -58,20 +60,25 @@ def _hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class Store(FlowRunsMixin):
+class Store(InboxMixin, FlowRunsMixin):
     def __init__(self, url: str, **engine_args: Any) -> None:
         self.url = normalise_url(url)
-        if self.url.startswith("sqlite:///") and not self.url.startswith("sqlite:///:memory:"):
-            Path(self.url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        if self.url.startswith("sqlite"):
-            engine_args.setdefault("connect_args", {"check_same_thread": False, "timeout": 30})
-        self.engine = sa.create_engine(self.url, **engine_args)
-        if self.url.startswith("sqlite"):
-            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.engine = make_engine(self.url, **engine_args)
+        self._held = HeldConnections(self.engine)
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    @property
+    def pool_size(self) -> int:
+        """Connections the pool keeps (1 for SQLite's single-connection pools)."""
+        size = getattr(self.engine.pool, "size", None)
+        return int(size()) if callable(size) else 1
+
+    def interrupt(self, thread: int) -> bool:
+        """Interrupt the statement ``thread`` is waiting on (see ``bot.store.engine``)."""
+        return self._held.interrupt(thread)
 
     def migrate(self) -> list[str]:
         try:
@@ -237,66 +244,6 @@ class Store(FlowRunsMixin):
 
     # -- turns ---------------------------------------------------------------------------------
 
-    def complete_turn(
-        self,
-        conv: Conversation,
-        message: Message,
-        record: Mapping[str, Any],
-        replies: list[dict[str, Any]],
-        channel: str,
-    ) -> Turn:
-        """Store the turn, the agent's replies and the conversation's new state, and mark the
-        message processed: one transaction, so either all of it happened or none."""
-        reads = {r["head"]: r for r in record["reads"]}
-        intent = reads.get("intent", {}).get("answer")
-        turn = Turn(
-            conversation_id=conv.id,
-            seq=record["seq"],
-            message_id=message.id or 0,
-            move=record["move"]["name"] or "",
-            scope=record["scope"]["verdict"] or "",
-            intent=intent,
-            escalate=bool(record["move"]["escalate"]),
-            total_ms=float(record["timings"].get("total_ms", 0.0)),
-            record=dict(record),
-            replies=replies,
-        )
-        conv.updated_at = now()
-        with self.session() as s:
-            s.add(turn)
-            # Plain UPDATEs: no read-back of rows this process already holds.
-            done = s.execute(
-                sa.update(Message)
-                .where(col(Message.id) == message.id, col(Message.status) == "received")
-                .values(status="processed")
-            )
-            if done.rowcount != 1:  # type: ignore[attr-defined]
-                raise StoreError(f"message {message.id} was not waiting for a turn")
-            for reply in replies:
-                if reply.get("type") == "text":
-                    s.add(
-                        Message(
-                            conversation_id=conv.id,
-                            channel=channel,
-                            role="agent",
-                            text=reply["text"],
-                            status="sent",
-                        )
-                    )
-            s.execute(
-                sa.update(Conversation)
-                .where(col(Conversation.id) == conv.id)
-                .values(
-                    state=conv.state,
-                    status=conv.status,
-                    paused=conv.paused,
-                    turn_count=conv.turn_count,
-                    updated_at=conv.updated_at,
-                )
-            )
-            s.commit()
-        return turn
-
     def turn_for_message(self, message_id: int) -> Turn | None:
         with self.session() as s:
             return s.exec(select(Turn).where(Turn.message_id == message_id)).first()
@@ -367,15 +314,6 @@ class Store(FlowRunsMixin):
 
     def close(self) -> None:
         self.engine.dispose()
-
-
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    # WAL lets readers (the REST API's GET) run beside the writer; foreign keys are off by default.
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.close()
 
 
 def _sent(conversation_id: str, channel: str, role: str, text: str, author: str | None) -> Message:

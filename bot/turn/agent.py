@@ -23,7 +23,8 @@ from bot.flows.engine import FlowEngine, FlowTurn
 from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.preflight import Outcome, Preflight
-from bot.store import Conversation, Message, Store
+from bot.store import Conversation, Message, Received, Store
+from bot.store.runner import StoreRunner
 from bot.turn import followups, gates, valuereader
 from bot.turn.act import Acted, Actor
 from bot.turn.decide import HANDOFF_ACCEPTED, HANDOFF_WHEN_ASKED, LEADS, Decision, decide
@@ -69,8 +70,11 @@ class Agent:
         relay: Callable[[Conversation, Message], Awaitable[None]],
         preflight: str = "off",
         readers: Readers | None = None,
+        db: StoreRunner | None = None,
     ) -> None:
         self.pack, self.store, self.events, self.metrics = pack, store, events, metrics
+        #: The store's calls on the turn's path, off the event loop and within a deadline.
+        self.db = db or StoreRunner(store)
         self.recorders = recorders
         self.preflight = preflight
         self.readers = readers or Readers(pack)
@@ -92,16 +96,15 @@ class Agent:
         makes a delivery unique on its channel; a repeat returns the first turn's answer."""
         clock = Clock()
         async with self._lock(conv.id):
-            msg, duplicate = self.store.receive(
-                conv.id, conv.channel, inbox_key or external_id, text
+            received = await self.db.call(
+                self.store.receive_turn, conv.id, conv.channel, inbox_key or external_id, text
             )
-            if duplicate:
-                turn = self.store.turn_for_message(msg.id or 0)
-                if turn is not None:
-                    self.metrics.inc("gatebot_duplicate_messages_total", channel=conv.channel)
-                    record = cast(TurnRecord, turn.record)  # stored by an earlier turn
-                    return TurnResult(turn.replies, record, duplicate=True)
-            else:
+            msg = received.message
+            if received.turn is not None:
+                self.metrics.inc("gatebot_duplicate_messages_total", channel=conv.channel)
+                record = cast(TurnRecord, received.turn.record)  # stored by an earlier turn
+                return TurnResult(received.turn.replies, record, duplicate=True)
+            if not received.duplicate:
                 event = {
                     "type": "message",
                     "role": "customer",
@@ -110,20 +113,27 @@ class Agent:
                     "external_id": external_id,
                 }
                 self.events.publish(conv.id, event)
-            return await self._turn(msg, external_id, clock)
+            return await self._turn(received, external_id, clock)
 
     async def recover(self) -> list[tuple[Conversation, TurnResult]]:
         """Run the turns of messages stored but never answered (the process died mid-turn).
         Returns each with its conversation, so the caller can deliver the replies."""
         done = []
-        for msg in self.store.pending():
-            conv = self.store.get_conversation(msg.conversation_id)
-            if conv is None:
-                continue
-            async with self._lock(conv.id):
-                if self.store.turn_for_message(msg.id or 0) is None:
-                    done.append((conv, await self._turn(msg, msg.external_id, Clock())))
+        for msg in await self.db.call(self.store.pending):
+            async with self._lock(msg.conversation_id):
+                received = await self.db.call(self._unfinished, msg)
+                if received is not None and received.conversation is not None:
+                    turn = await self._turn(received, msg.external_id, Clock())
+                    done.append((received.conversation, turn))
         return done
+
+    def _unfinished(self, msg: Message) -> Received | None:
+        """A pending message with its conversation and transcript, unless its turn got done."""
+        if self.store.turn_for_message(msg.id or 0) is not None:
+            return None
+        conv = self.store.get_conversation(msg.conversation_id)
+        history = self.store.messages(msg.conversation_id)
+        return Received(msg, True, conv, history)
 
     def _lock(self, conversation_id: str) -> asyncio.Lock:
         """The conversation's lock. Held only while a turn runs: the weak map forgets idle ones."""
@@ -132,17 +142,19 @@ class Agent:
             lock = self._locks[conversation_id] = asyncio.Lock()
         return lock
 
-    def _begin(self, msg: Message, external_id: str | None, clock: Clock) -> Turn:
-        conv = self.store.get_conversation(msg.conversation_id)
+    def _begin(self, received: Received, external_id: str | None, clock: Clock) -> Turn:
+        conv, msg = received.conversation, received.message
         if conv is None:
             raise LookupError(f"conversation {msg.conversation_id} is gone")
         seq = conv.turn_count + 1
         record = new_record(conv.id, seq, msg.text, conv.channel, external_id, self.preflight)
         record["versions"] = {"pack": self.pack.version, "heads": self.readers.versions}
-        return Turn(conv, msg, seq, state_of(conv), record, clock)
+        turn = Turn(conv, msg, seq, state_of(conv), record, clock)
+        turn.history = received.history
+        return turn
 
-    async def _turn(self, msg: Message, external_id: str | None, clock: Clock) -> TurnResult:
-        turn = self._begin(msg, external_id, clock)
+    async def _turn(self, received: Received, external_id: str | None, clock: Clock) -> TurnResult:
+        turn = self._begin(received, external_id, clock)
         if turn.conversation.paused:
             return await self._paused_turn(turn)
         clock.lap("inbox")
@@ -195,7 +207,7 @@ class Agent:
         if pre.acting:
             if pre.language and pre.language != conv.language:
                 conv.language = pre.language  # the conversation carries on in it
-                self.store.update_conversation(conv.id, language=pre.language)
+                await self.db.call(self.store.update_conversation, conv.id, language=pre.language)
             if pre.sentence:  # what happened, in the customer's language, for the progress panel
                 progress = {"type": "progress", "stage": "preflight", "text": pre.sentence}
                 self.events.publish(conv.id, progress)
@@ -214,7 +226,7 @@ class Agent:
         """A pending value check's answer, then this message's values. Returns the transcript
         (the last 20 messages before this one) for the act stage."""
         state, record = turn.state, turn.record
-        history = self.store.messages(turn.conversation.id)
+        history = turn.history
         transcript = [
             {"role": "user" if m.role == "customer" else "assistant", "content": m.text}
             for m in history
@@ -288,7 +300,9 @@ class Agent:
         conv, record, seq = turn.conversation, turn.record, turn.seq
         record["timings"] = turn.clock.total()
         conv.state, conv.turn_count = dict(turn.state), seq
-        self.store.complete_turn(conv, turn.message, record, acted.replies, conv.channel)
+        await self.db.call(
+            self.store.complete_turn, conv, turn.message, record, acted.replies, conv.channel
+        )
         await self._deliver_record(record)
         self.metrics.inc("gatebot_turns_total", move=decision.move, channel=conv.channel)
         # The metric covers the whole turn, commit included; the record cannot contain its own
@@ -334,7 +348,7 @@ class Agent:
         }
         record["timings"] = turn.clock.total()
         conv.turn_count = turn.seq
-        self.store.complete_turn(conv, turn.message, record, [], conv.channel)
+        await self.db.call(self.store.complete_turn, conv, turn.message, record, [], conv.channel)
         await self._deliver_record(record)
         await self.relay(conv, turn.message)
         return TurnResult([], record)

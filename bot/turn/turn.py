@@ -241,6 +241,8 @@ class Turn:
     #: Model calls made this turn, in order (pre-flight's, a value reader's, the reply's).
     model_calls: list[ModelCall] = field(default_factory=list)
     escalation: Escalation | None = None
+    #: The conversation's messages, this one included, oldest first (read with the inbox).
+    history: list[Message] = field(default_factory=list)
 
     @property
     def text(self) -> str:

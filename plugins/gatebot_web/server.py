@@ -22,6 +22,7 @@ from bot.extend.host import ChannelHost
 from bot.store import Conversation
 from gatebot_web.errors import ApiError, error_response
 from gatebot_web.ratelimit import RateLimiter
+from gatebot_web.shedding import unavailable_as_503
 from gatebot_web.staff import add_staff_routes
 
 log = logging.getLogger(__name__)
@@ -93,9 +94,9 @@ def _host(request: web.Request) -> ChannelHost:
     return request.app[HOST_KEY]
 
 
-def _conversation(request: web.Request, token: str | None) -> Conversation:
+async def _conversation(request: web.Request, token: str | None) -> Conversation:
     gb = _host(request)
-    conv = gb.conversation(request.match_info["id"])
+    conv = await gb.load_conversation(request.match_info["id"])
     if conv is None or conv.channel != "web":
         raise ApiError(404, "not_found", "no such conversation")
     if not token or not gb.token_matches(conv, token):
@@ -128,13 +129,13 @@ async def create_conversation(request: web.Request) -> web.Response:
     language = body.get("language", gb.pack.language)
     if not isinstance(language, str) or len(language) > 8:
         raise ApiError(400, "bad_request", "language must be a short language code like 'en'")
-    conv, token = gb.create_conversation("web", language)
+    conv, token = await gb.open_conversation("web", language)
     return web.json_response({"id": conv.id, "token": token}, status=201)
 
 
 async def post_message(request: web.Request) -> web.Response:
     gb = _host(request)
-    conv = _conversation(request, _bearer(request))
+    conv = await _conversation(request, _bearer(request))
     body = await _json_body(request)
     text, client_id = body.get("text"), body.get("client_message_id")
     if not isinstance(text, str) or not text.strip():
@@ -148,7 +149,7 @@ async def post_message(request: web.Request) -> web.Response:
     if len(text) > MAX_TEXT:
         raise ApiError(413, "too_large", f"text is {len(text)} characters; the limit is {MAX_TEXT}")
     inbox_key = f"{conv.id}:{client_id}"
-    earlier = gb.find_message("web", inbox_key)
+    earlier = await gb.load_message("web", inbox_key)
     if earlier is None:
         allowed, wait = request.app[LIMITER_KEY].allow(conv.id)
         if not allowed:
@@ -158,7 +159,7 @@ async def post_message(request: web.Request) -> web.Response:
                 "too many messages; wait a little and resend",
                 {"Retry-After": str(max(1, round(wait)))},
             )
-    result = await gb.handle(conv, text, client_id, inbox_key=inbox_key)
+    result = await gb.handle(conv, text, client_id, inbox_key=inbox_key, shed=True)
     return web.json_response(
         {"replies": result.replies, "turn": result.record, "duplicate": result.duplicate}
     )
@@ -166,7 +167,8 @@ async def post_message(request: web.Request) -> web.Response:
 
 async def get_conversation(request: web.Request) -> web.Response:
     gb = _host(request)
-    conv = _conversation(request, _bearer(request))
+    conv = await _conversation(request, _bearer(request))
+    stored, stored_turns = await gb.load_transcript(conv.id)
     messages = [
         {
             "id": m.id,
@@ -175,9 +177,9 @@ async def get_conversation(request: web.Request) -> web.Response:
             "status": m.status,
             "created_at": m.created_at.isoformat(),
         }
-        for m in gb.messages(conv.id)
+        for m in stored
     ]
-    turns = [t.record for t in gb.turns(conv.id)]
+    turns = [t.record for t in stored_turns]
     return web.json_response(
         {
             "id": conv.id,
@@ -193,7 +195,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     """Live events for one conversation. Browsers cannot set headers on a websocket, so the token
     may also come as ``?token=``."""
     gb = _host(request)
-    conv = _conversation(request, _bearer(request) or request.query.get("token"))
+    conv = await _conversation(request, _bearer(request) or request.query.get("token"))
     ws = web.WebSocketResponse(heartbeat=30)
     await ws.prepare(request)
     request.app[SOCKETS_KEY].add(ws)
@@ -234,7 +236,7 @@ async def events(request: web.Request) -> web.StreamResponse:
 async def healthz(request: web.Request) -> web.Response:
     gb = _host(request)
     try:
-        await asyncio.to_thread(gb.ping)
+        await gb.check_database()
     except Exception as exc:
         return web.json_response({"status": "error", "database": str(exc)[:200]}, status=503)
     return web.json_response({"status": "ok", "database": "ok", **gb.info()})
@@ -270,7 +272,9 @@ async def _close_sockets(app: web.Application) -> None:
 def build_web_app(host: ChannelHost | HasHost) -> web.Application:
     """The widget's server over ``host``; given the app (as tests do), over the app's host."""
     gb = host if isinstance(host, ChannelHost) else host.host
-    app = web.Application(middlewares=[errors_and_cors], client_max_size=MAX_BODY)
+    app = web.Application(
+        middlewares=[errors_and_cors, unavailable_as_503(gb.admission)], client_max_size=MAX_BODY
+    )
     app[HOST_KEY] = gb
     app[LIMITER_KEY] = RateLimiter(limit=20, window=60.0)
     app[SOCKETS_KEY] = weakref.WeakSet()

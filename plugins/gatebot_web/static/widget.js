@@ -22,6 +22,11 @@
   var MAX_TEXT = 4000;
   var REQUEST_TIMEOUT_MS = 60000;
   var RETRY_DELAY_MS = 800;
+  // A busy server (503 with Retry-After) is asked again this many times, waiting longer each time
+  // (its Retry-After, doubled per attempt, capped, with jitter so shed clients do not return
+  // together): about half a minute in all before the customer is asked to send it again.
+  var BUSY_RETRIES = 5;
+  var BUSY_MAX_WAIT_MS = 8000;
   var ECHO_TTL_MS = 30000;
   var SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -706,14 +711,29 @@
     }
   }
 
+  /** How long to wait before asking a busy server again: its Retry-After, doubled per try. */
+  function busyWait(r, busyTries) {
+    var asked = parseInt(r.headers.get("Retry-After") || "1", 10);
+    var base = Math.max(1, isNaN(asked) ? 1 : asked) * 1000 * Math.pow(2, busyTries);
+    return Math.min(BUSY_MAX_WAIT_MS, base) * (0.75 + Math.random() * 0.5);
+  }
+
   async function postWithRetry(c, body) {
-    for (var attempt = 0; ; attempt++) {
+    var failures = 0;
+    for (var busyTries = 0; ; ) {
       try {
         var r = await request("POST", conversationPath(c) + "/messages", body, c.token);
-        if (r.status < 500 || attempt > 0) return r;
+        if (r.status === 503 && busyTries < BUSY_RETRIES) {
+          var wait = busyWait(r, busyTries++);
+          setProgress("We're busy right now; trying again in " + Math.ceil(wait / 1000) + " s…");
+          await sleep(wait);
+          continue; // the same client_message_id: a turn runs once whatever the retries
+        }
+        if (r.status < 500 || failures > 0) return r;
       } catch (e) {
-        if (attempt > 0) return null; // the same client_message_id twice: no second turn
+        if (failures > 0) return null; // the same client_message_id twice: no second turn
       }
+      failures++;
       await sleep(RETRY_DELAY_MS);
     }
   }
@@ -755,7 +775,10 @@
         return false;
       }
       var message = serverMessage(r, "Your message was not sent (error " + r.status + ").");
-      if (r.status === 429) {
+      if (r.status === 503) {
+        message = "We're very busy right now and couldn't take your message. Please send it again in a moment.";
+        restoreInput(text);
+      } else if (r.status === 429) {
         var wait = r.headers.get("Retry-After"); // readable cross-origin only if the server exposes it
         if (wait && /^\d+$/.test(wait)) message += " (try again in " + wait + " s)";
         restoreInput(text);
