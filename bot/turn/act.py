@@ -21,7 +21,7 @@ from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.retriever import Fact, Retriever
 from bot.extend.tool import ToolEvent, ToolRunner
 from bot.packs import Pack
-from bot.turn import answerable
+from bot.turn import answerable, replygate
 from bot.turn.decide import LEADS, Decision
 from bot.turn.drafting import (
     NOTHING_FOUND,
@@ -196,6 +196,7 @@ class Actor:
             history=history,
             tools=ToolLoop(runner, steps) if tooled else None,
             grounded=True,
+            allow=replygate.allowances(self.pack),
         )
         take_draft(acted, drafted)
         if drafted.failed == NOTHING_FOUND:
