@@ -31,9 +31,13 @@ async def json_body(request: web.Request) -> dict[str, Any]:
     try:
         raw = await request.read()
     except RequestPayloadError:
-        # aiohttp could not decompress it (a corrupt deflate or gzip stream).
+        # aiohttp could not decompress it (a corrupt deflate or gzip stream). The rest of the
+        # stream is unreadable, so the connection ends with this answer.
         raise ApiError(
-            400, "bad_body", "the body could not be decoded as its Content-Encoding says"
+            400,
+            "bad_body",
+            "the body could not be decoded as its Content-Encoding says",
+            {"Connection": "close"},
         ) from None
     if not raw.strip():
         return {}
