@@ -131,16 +131,11 @@ async def call_with_retries(
         except errors.connection as exc:
             cause = exc
             failure = _Failure(f"{provider}: could not connect{_where(exc)}", retryable=True)
-        except errors.base as exc:
-            # A body the SDK could not read, or an error class we do not know: the same request
-            # again would fail the same way.
+        except (errors.base, ValueError, TypeError, AttributeError) as exc:
+            # A body the SDK could not read (a 200 with an empty or non-JSON body raises a plain
+            # JSONDecodeError), or an error class we do not know: the same request again would
+            # fail the same way.
             raise ProviderError(f"{provider}: {type(exc).__name__}{_detail(exc, secrets)}") from exc
-        except (ValueError, TypeError, AttributeError) as exc:
-            # A 200 the SDK could not even parse (an empty or non-JSON body it read as JSON):
-            # the provider failed, and asking again would get the same.
-            raise ProviderError(
-                f"{provider}: the answer could not be read ({type(exc).__name__})"
-            ) from exc
 
         if not failure.retryable or n == attempts:
             tried = f" after {n} attempts" if n > 1 else ""
