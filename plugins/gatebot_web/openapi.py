@@ -39,8 +39,8 @@ def _id(name: str = "id") -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-def document() -> dict[str, Any]:
-    """The OpenAPI document of the widget and staff REST API."""
+def _bodies() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The request bodies: a message, an escalation action, a fork."""
     message = _body(
         {
             "text": {"type": "string", "minLength": 1, "maxLength": 4000},
@@ -61,6 +61,12 @@ def document() -> dict[str, Any]:
         },
         [],
     )
+    return message, action, fork
+
+
+def document() -> dict[str, Any]:
+    """The OpenAPI document of the widget and staff REST API."""
+    message, action, fork = _bodies()
     paths = {
         "/api/conversations": {
             "post": {
