@@ -39,7 +39,7 @@ class _CountingLoader(yaml.SafeLoader):
                 raise YamlSyntaxError(
                     mark.line + 1, f"more than {MAX_ALIASES} aliases (&/*); refused unexpanded"
                 )
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
 
 def load_with_lines(text: str) -> tuple[Any, dict[Path, int]]:

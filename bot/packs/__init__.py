@@ -29,7 +29,7 @@ from bot.packs.model import (
     Slot,
 )
 from bot.packs.sanitise import sanitise
-from bot.yamlines import YamlSyntaxError, line_for, load_with_lines
+from bot.yamlines import MAX_CHARS, YamlSyntaxError, line_for, load_with_lines
 
 __all__ = ["Pack", "load_pack"]
 
@@ -96,6 +96,9 @@ def _explain(err: jsonschema.ValidationError) -> str:
 def _read_document(root: Path, path: Path, errors: list[PackError]) -> Document | None:
     label = f"{root.name}/{path.relative_to(root)}"
     text = path.read_text(encoding="utf-8")
+    if len(text) > MAX_CHARS:  # as for YAML files: a pack is untrusted input
+        errors.append(PackError(label, None, "", f"file is over {MAX_CHARS:,} characters"))
+        return None
     if not text.startswith("---\n"):
         errors.append(
             PackError(
