@@ -38,8 +38,9 @@ Publish = Callable[[dict[str, Any]], None]
 
 SYSTEM = (
     "You write one reply for {company}'s customer assistant. Use only the facts listed, cite each "
-    "fact you use as [key], state no price, amount or guarantee, name no company other than "
-    "{company}, and ask at most one question."
+    "fact you use as [key], state no price, amount, guarantee, discount or offer, never say that "
+    "something was done, give no link or address the facts do not, write plain text without "
+    "markup, name no company other than {company}, and ask at most one question."
 )
 TOOLS_NOTE = (
     "If the facts do not answer the question, search the help center with "
