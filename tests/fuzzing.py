@@ -146,7 +146,10 @@ raw_bodies = st.one_of(
     st.sampled_from([b"\xff\xfe{}", b'{"a": NaN}', b'{"a": 1e999}', b"{" * 10]),
 )
 encodings = st.sampled_from([None, None, b"deflate", b"gzip", b"br", b"identity", b"x-bogus"])
-path_ids = st.text(max_size=40).map(lambda s: quote(s, safe=""))
+path_ids = st.one_of(
+    st.text(max_size=40).map(lambda s: quote(s, safe="")),
+    st.integers(0, 30).map(str),  # ids that exist: escalations are numbered from 1
+)
 auth_bytes = st.binary(max_size=40).filter(lambda b: b"\r" not in b and b"\n" not in b)
 
 
@@ -177,7 +180,11 @@ def requests(draw: st.DrawFn, server: LiveServer) -> Request:
         "message": ("POST", f"/api/conversations/{cid}/messages", ("text", "client_message_id")),
         "read": ("GET", f"/api/conversations/{cid}", ()),
         "staff": ("GET", f"/api/staff/runs/{draw(path_ids)}/checkpoints", ()),
-        "fork": ("POST", f"/api/staff/runs/{draw(path_ids)}/fork", ("at_step", "output")),
+        "fork": (
+            "POST",
+            f"/api/staff/runs/{draw(path_ids)}/fork",
+            ("at_step", "at_checkpoint", "output"),
+        ),
         "act": ("POST", f"/api/staff/escalations/{draw(path_ids)}/resolve", ("staff", "text")),
         "runs": ("GET", f"/api/staff/runs?conversation={draw(path_ids)}", ()),
     }

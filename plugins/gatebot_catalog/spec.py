@@ -285,8 +285,7 @@ def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpo
     # The declared path itself must be plain segments, each a literal or one whole placeholder,
     # so a value can only ever fill one segment. It is normalised (no empty segment), and one
     # that climbs ("..") or stays (".") is refused: it could reach past the API's base path.
-    segments = [s for s in raw["path"].split("/") if s]
-    path = "/" + "/".join(segments)
+    path = "/" + "/".join(segments := [s for s in raw["path"].split("/") if s])
     if any(s in (".", "..") for s in segments):
         file.error((*where, "path"), f"path {raw['path']!r} climbs ('..' or '.'); refused")
     elif not all(_PLACEHOLDER_SEGMENT.match(s) for s in segments):
