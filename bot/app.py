@@ -21,7 +21,7 @@ from bot.extend.retriever import LexicalRetriever, Retriever
 from bot.extend.tool import Tool, ToolRegistry, ToolRunner
 from bot.helpdesk import HelpDesks, desk_channels
 from bot.metrics import Metrics
-from bot.packs import load_pack
+from bot.packs.checked import load_checked_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
 from bot.store import Store
 from bot.store.runner import StoreRunner
@@ -81,7 +81,7 @@ class App:
         self.settings = settings
         self.plugins = load_plugins(extra_plugins)
         self.registry = Registry(self.plugins)
-        self.pack = load_pack(settings.pack)
+        self.pack = load_checked_pack(settings.pack, self.plugins)
         self.store, self.metrics = Store(settings.database_url), Metrics()
         # The store's calls on a turn's and the web API's path: off the loop, within a deadline.
         self.db = StoreRunner(self.store, deadline=settings.database_timeout)

@@ -111,6 +111,18 @@ def register_commands(cli: click.Group) -> None:
 
 
 @hookspec
+def check_pack(pack: Any) -> list[Any]:
+    """Check the parts of a pack that this plugin reads (the API catalog's ``apis.yaml``, ...).
+
+    Fires once for every pack loaded, by ``gatebot check`` and by the app at start alike
+    (:func:`bot.packs.checked.load_checked_pack`), so what the app would refuse, ``check``
+    refuses with the same message. ``pack`` is the loaded :class:`bot.packs.Pack`. Returns a list
+    of :class:`bot.errors.PackError` (empty when all is well).
+    """
+    return []
+
+
+@hookspec
 def startup(app: Any) -> Any:
     """Start long-lived clients and connections.
 

@@ -218,7 +218,7 @@ async def test_a_good_second_draft_is_used(settings: Settings) -> None:
     result = await one_turn(app)
     assert result.record["reply"] == {
         "text": "Yes, natively.",
-        "gate": {"passed": True, "reasons": []},
+        "gate": {"passed": True, "reasons": [], "rules": []},
         "attempts": 2,
     }
 

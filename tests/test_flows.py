@@ -458,7 +458,7 @@ async def test_a_model_worded_reply_step_records_its_gate_attempts_and_facts(
     assert [c["purpose"] for c in record["model_calls"]].count("reply") == 2
     assert facts and all(set(f) == {"key", "source", "mode"} for f in facts)
     if mode == "fixes":
-        assert reply["gate"] == {"passed": True, "reasons": []}
+        assert reply["gate"] == {"passed": True, "reasons": [], "rules": []}
         (cited,) = facts  # only the fact the passing draft cited
         assert result.replies[0]["text"] == "The help center covers this."
         assert result.replies[0]["citations"][0]["key"] == cited["key"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import shutil
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -17,13 +18,14 @@ from click.testing import CliRunner
 from bot import hookspecs
 from bot.app import App
 from bot.config import Settings
-from bot.errors import ConfigError
+from bot.errors import ConfigError, PackError, PackErrors
 from bot.extend.email import EmailTransport
 from bot.extend.recorder import MemoryRecorder, Recorder
 from bot.extend.retriever import Fact, Retriever
 from bot.extend.tool import Tool
 from bot.hookspecs import hookimpl
 from bot.plugins import load_plugins
+from tests.conftest import ACME
 
 HOOKS = [
     name
@@ -51,6 +53,7 @@ def test_every_hook_is_documented() -> None:
         "register_email_transports",
         "register_recorders",
         "register_commands",
+        "check_pack",
         "startup",
         "shutdown",
     }
@@ -247,3 +250,35 @@ def test_unknown_model_provider_is_a_clear_error(settings: Settings) -> None:
     settings.model = "nonesuch:big"
     with pytest.raises(ConfigError, match="names no registered provider"):
         App(settings)
+
+
+class StrictPlugin:
+    """Refuses every pack whose company is not Acme: a plugin's own check of the pack."""
+
+    @hookimpl
+    def check_pack(self, pack: Any) -> list[PackError]:
+        if pack.company == "Acme Cloud":
+            return []
+        return [PackError(f"{pack.root.name}/pack.yaml", 4, "company", "must be Acme Cloud")]
+
+
+def test_check_pack_is_the_one_validation_path_for_check_and_start(
+    tmp_path: Path, settings: Settings
+) -> None:
+    from bot.packs.checked import load_checked_pack
+
+    pack = tmp_path / "acme"
+    shutil.copytree(ACME, pack)
+    (pack / "pack.yaml").write_text(
+        (pack / "pack.yaml").read_text().replace("company: Acme Cloud", "company: Other")
+    )
+    manager = load_plugins([StrictPlugin()])
+    with pytest.raises(PackErrors) as checked:
+        load_checked_pack(pack, manager)
+    settings.pack = pack
+    with pytest.raises(PackErrors) as started:
+        App(settings, extra_plugins=[StrictPlugin()])
+    assert (
+        str(checked.value) == str(started.value) == "acme/pack.yaml:4 [company]: must be Acme Cloud"
+    )
+    assert load_checked_pack(ACME, manager).company == "Acme Cloud"

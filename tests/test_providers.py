@@ -429,7 +429,7 @@ async def test_a_turn_is_worded_by_the_model_and_a_declined_one_calls_none(
         conv = app.store.create_conversation("web")[0]
         result = await app.agent.handle(conv, DOCKER_QUESTION, "m1")
         record = result.record
-        assert record["reply"]["gate"] == {"passed": True, "reasons": []}
+        assert record["reply"]["gate"] == {"passed": True, "reasons": [], "rules": []}
         assert record["reply"]["attempts"] == 1
         assert result.replies[0]["text"] == DOCKER_DRAFT.replace(" [faq-docker]", "")
         assert result.replies[0]["citations"][0]["key"] == "faq-docker"

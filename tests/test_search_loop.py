@@ -126,7 +126,7 @@ async def test_a_model_searches_twice_reads_a_window_and_answers_citing_keys(
     app, memory = await start_app(settings, started, api)
     record = await ask(app)
 
-    assert record["reply"]["gate"] == {"passed": True, "reasons": []}
+    assert record["reply"]["gate"] == {"passed": True, "reasons": [], "rules": []}
     assert record["reply"]["attempts"] == 1
     assert record["reply"]["text"] == "Yes: Docker builds run natively, on hosted runners."
     assert record["facts"] == [
@@ -206,6 +206,7 @@ async def test_a_citation_never_retrieved_is_refused_retried_once_then_queued(
     assert record["reply"]["gate"] == {
         "passed": False,
         "reasons": ["cites 'faq-sso', which was not retrieved this turn"],
+        "rules": ["uncited"],
     }
     # Refused twice: the record keeps every fact retrieved this turn, and exactly those.
     assert [f["key"] for f in record["facts"]] == [

@@ -4,7 +4,8 @@
 ``WireServer("openai")`` answers ``POST /v1/chat/completions`` as Chat Completions does. Each
 binds 127.0.0.1 on a free port, records every request (path, headers, JSON body) and answers from
 a script: a success, an error status (optionally with Retry-After), a slow answer for timeout
-tests, or a tool-calling answer (:func:`use`). Requests that offer tools are checked as the real
+tests, a tool-calling answer (:func:`use`), or a 200 with a body of another shape
+(:func:`garbage`). Requests that offer tools are checked as the real
 APIs check them (wire-safe tool names; every call answered by a result with its id; Anthropic's
 "blocks need tools defined"), so a provider that sends a malformed exchange gets the 400 it would
 get in production. A request with no credential header gets a 401, as from the real APIs.
@@ -65,6 +66,9 @@ class Answer:
     message: str = ""  # an error's message; the default says which status was scripted
     #: Tool calls as (wire name, arguments); a str argument is sent as is (OpenAI only: bad JSON).
     tool_calls: tuple[tuple[str, Any], ...] = ()
+    #: Sent as the whole body instead of the API's JSON (:func:`garbage`).
+    raw: bytes | None = None
+    content_type: str = "application/json"
 
 
 def ok(text: str, tokens_in: int = 12, tokens_out: int = 7) -> Answer:
@@ -74,6 +78,13 @@ def ok(text: str, tokens_in: int = 12, tokens_out: int = 7) -> Answer:
 def use(*calls: tuple[str, Any], text: str = "") -> Answer:
     """A tool-calling answer: ``use(("knowledge_search", {"query": "sso"}))``."""
     return Answer(200, text, 20, 9, tool_calls=tuple(calls))
+
+
+def garbage(
+    body: bytes = b"<html>502 Bad Gateway</html>", content_type: str = "text/html"
+) -> Answer:
+    """A 200 whose body is not the API's answer: a proxy's page, a truncated or foreign JSON."""
+    return Answer(200, raw=body, content_type=content_type)
 
 
 def fail(
@@ -177,6 +188,8 @@ class WireServer:
         if answer.delay_s:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._released.wait(), answer.delay_s)
+        if answer.raw is not None:
+            return web.Response(body=answer.raw, content_type=answer.content_type)
         if answer.status != 200:
             return web.json_response(
                 self._error(answer), status=answer.status, headers=dict(answer.headers)

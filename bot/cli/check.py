@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from bot.errors import PackErrors
-from bot.packs import load_pack
+from bot.packs.checked import load_checked_pack
+from bot.plugins import load_plugins
 
 
 @click.command("check")
@@ -13,7 +14,8 @@ from bot.packs import load_pack
 def command(path: str) -> None:
     """Validate the pack at PATH."""
     try:
-        pack = load_pack(path)
+        # The same checks as the app's start, plugins' included (the API catalog's).
+        pack = load_checked_pack(path, load_plugins())
     except PackErrors as exc:
         for error in exc.errors:
             click.echo(f"error: {error}", err=True)

@@ -28,7 +28,8 @@ from bot.packs.model import (
     ScopeRule,
     Slot,
 )
-from bot.yamlines import YamlSyntaxError, line_for, load_with_lines
+from bot.packs.sanitise import sanitise
+from bot.yamlines import MAX_CHARS, YamlSyntaxError, line_for, load_with_lines
 
 __all__ = ["Pack", "load_pack"]
 
@@ -95,6 +96,9 @@ def _explain(err: jsonschema.ValidationError) -> str:
 def _read_document(root: Path, path: Path, errors: list[PackError]) -> Document | None:
     label = f"{root.name}/{path.relative_to(root)}"
     text = path.read_text(encoding="utf-8")
+    if len(text) > MAX_CHARS:  # as for YAML files: a pack is untrusted input
+        errors.append(PackError(label, None, "", f"file is over {MAX_CHARS:,} characters"))
+        return None
     if not text.startswith("---\n"):
         errors.append(
             PackError(
@@ -116,7 +120,7 @@ def _read_document(root: Path, path: Path, errors: list[PackError]) -> Document 
         errors.append(loaded.error(_error_path(err), _explain(err)))
     if not isinstance(meta, dict) or (errors and errors[-1].file == label):
         return None
-    body = text[end + 4 :].lstrip("\n")
+    body = sanitise(text[end + 4 :].lstrip("\n"))
     return Document(meta["key"], meta["title"], body, label, meta.get("tags", []))
 
 
@@ -196,11 +200,17 @@ def _build(root: Path, files: dict[str, _Loaded], documents: list[Document]) -> 
         outcomes=[OutcomeRule(**o) for o in play.get("outcomes", [])],
         templates=play["templates"],
         gates={**DEFAULT_GATES, **_data(files, "gates.yaml")},
-        faq=[FaqEntry(**f) for f in _data(files, "faq.yaml").get("faq", [])],
+        faq=[_faq_entry(f) for f in _data(files, "faq.yaml").get("faq", [])],
         documents=documents,
         helpdesks=[HelpDesk(**h) for h in _data(files, "helpdesks.yaml").get("helpdesks", [])],
         preflight=meta.get("preflight", {}),
+        offers=meta.get("offers", []),
     )
+
+
+def _faq_entry(raw: dict[str, Any]) -> FaqEntry:
+    """An FAQ entry whose answer is data like a document's: sanitised (bot.packs.sanitise)."""
+    return FaqEntry(**{**raw, "answer": sanitise(raw["answer"])})
 
 
 def _check_heads(pack: Pack, meta: _Loaded, errors: list[PackError]) -> None:

@@ -132,6 +132,8 @@ class Pack:
     helpdesks: list[HelpDesk]
     #: pack.yaml's ``preflight`` section: thresholds, help-desk routing, search steps.
     preflight: dict[str, Any] = field(default_factory=dict)
+    #: pack.yaml's ``offers``: the commercial terms a reply may repeat (bot.turn.replygate).
+    offers: list[str] = field(default_factory=list)
     # Procedures (bot.flows.model.Flow by name) and the personas and mods their steps use.
     flows: dict[str, Any] = field(default_factory=dict)
     roles: dict[str, Any] = field(default_factory=dict)

@@ -122,6 +122,9 @@ PACK = _obj(
             ["topics"],
         ),
         "excluded_names": _str_list,
+        # Commercial terms the company stands behind ("14-day free trial"): the only offers the
+        # reply gate lets a draft repeat (a document or FAQ answer never lends one).
+        "offers": _str_list,
         "heads": {
             "type": "object",
             "additionalProperties": _obj({"path": _str, "version": _str}, ["path", "version"]),

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from bot.packs import Pack
+from bot.yamlines import YamlSyntaxError, load_with_lines
 
 
 @dataclass
@@ -48,8 +47,8 @@ def _declared_flows(pack: Pack) -> list[dict[str, Any]]:
     out = []
     for path in sorted((pack.root / "flows").glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
+            data, _ = load_with_lines(path.read_text(encoding="utf-8"))  # bounded, as packs are
+        except (OSError, UnicodeDecodeError, YamlSyntaxError):
             continue  # the flows loader reports a broken file; pre-flight just skips it
         if isinstance(data, dict) and isinstance(data.get("name"), str):
             out.append(data)

@@ -21,7 +21,7 @@ from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.retriever import Fact, Retriever
 from bot.extend.tool import ToolEvent, ToolRunner
 from bot.packs import Pack
-from bot.turn import answerable
+from bot.turn import answerable, replygate
 from bot.turn.decide import LEADS, Decision
 from bot.turn.drafting import (
     NOTHING_FOUND,
@@ -38,8 +38,9 @@ Publish = Callable[[dict[str, Any]], None]
 
 SYSTEM = (
     "You write one reply for {company}'s customer assistant. Use only the facts listed, cite each "
-    "fact you use as [key], state no price, amount or guarantee, name no company other than "
-    "{company}, and ask at most one question."
+    "fact you use as [key], state no price, amount, guarantee, discount or offer, never say that "
+    "something was done, give no link or address the facts do not, write plain text without "
+    "markup, name no company other than {company}, and ask at most one question."
 )
 TOOLS_NOTE = (
     "If the facts do not answer the question, search the help center with "
@@ -196,6 +197,7 @@ class Actor:
             history=history,
             tools=ToolLoop(runner, steps) if tooled else None,
             grounded=True,
+            allow=replygate.allowances(self.pack),
         )
         take_draft(acted, drafted)
         if drafted.failed == NOTHING_FOUND:

@@ -9,6 +9,7 @@ hands off). :func:`bot.turn.act.take_draft` puts a result into what the act stag
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,7 @@ class Drafted:
     facts: list[Fact] = field(default_factory=list)  # what the record lists as used
     passed: bool | None = None  # None: no draft reached the gate
     reasons: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)  # the gate rule of each reason
     attempts: int = 0
     model_calls: list[ModelCall] = field(default_factory=list)
     tools: list[ToolEvent] = field(default_factory=list)  # the tool loop's events
@@ -55,7 +57,7 @@ class Drafted:
 
     @property
     def gate(self) -> GateResult:
-        return {"passed": self.passed, "reasons": list(self.reasons)}
+        return {"passed": self.passed, "reasons": list(self.reasons), "rules": list(self.rules)}
 
 
 async def draft(
@@ -69,11 +71,15 @@ async def draft(
     require_citations: bool = False,
     tools: ToolLoop | None = None,
     grounded: bool = False,
+    allow: replygate.Allowances | None = None,
+    effects: Iterable[str] = (),
 ) -> Drafted:
     """Draft, gate, retry once. ``system`` is the caller's instruction; the facts and a refused
     draft's reasons are added to it. ``facts`` as a ledger is live: a tool loop's searches add to
     it, and citations resolve against whatever it holds. ``require_citations`` is a flow step's
-    ``cite-only`` mod; ``grounded``: a draft with no fact found behind it is no answer."""
+    ``cite-only`` mod; ``grounded``: a draft with no fact found behind it is no answer.
+    ``allow``: what the pack vouches for (:func:`bot.turn.replygate.allowances`); ``effects``:
+    what tools that finished earlier this turn did, so a draft may say it was done."""
     ledger = facts if isinstance(facts, FactLedger) else _ledger_of(facts)
     out = Drafted(question)
     messages: list[dict[str, Any]] = [*(history or []), {"role": "user", "content": question}]
@@ -89,13 +95,15 @@ async def draft(
         except ProviderError as exc:
             # Honest fallback: nothing pretends to be an answer; the caller says so.
             out.passed, out.reasons = False, [f"provider failed: {exc}"]
+            out.rules = ["provider"]
             out.failed, out.why = PROVIDER_FAILED, f"model provider failed: {exc}"
             return out
         if grounded and not ledger:
             out.failed, out.why = NOTHING_FOUND, "nothing was found to answer from"
             return out
-        result = replygate.check(text, ledger.keys, excluded_names, require_citations)
-        out.passed, out.reasons = result.passed, result.reasons
+        result = _gate(text, ledger, out, tools, system, excluded_names, require_citations,
+                       allow, effects)  # fmt: skip
+        out.passed, out.reasons, out.rules = result.passed, result.reasons, result.rules
         if result.passed:
             return _accepted(out, text, result.citations, ledger.ordered())
         reasons = result.reasons
@@ -103,6 +111,33 @@ async def draft(
     out.failed = REFUSED_TWICE
     out.why = "reply gate refused two drafts: " + "; ".join(reasons)
     return out
+
+
+def _gate(
+    text: str,
+    ledger: FactLedger,
+    out: Drafted,
+    tools: ToolLoop | None,
+    system: str,
+    excluded_names: list[str],
+    require_citations: bool,
+    allow: replygate.Allowances | None,
+    effects: Iterable[str],
+) -> replygate.GateResult:
+    """The reply gate over one draft: against this turn's facts, the effects of the tools that
+    finished this turn (before drafting or in its own tool loop) and the instruction it was
+    written under."""
+    done = {*effects, *replygate.effects_of(out.tools, tools.runner.registry if tools else None)}
+    return replygate.check(
+        text,
+        ledger.keys,
+        excluded_names,
+        require_citations,
+        facts=ledger.ordered(),
+        effects=done,
+        allow=allow,
+        instructions=system,
+    )
 
 
 def _ledger_of(facts: list[Fact]) -> FactLedger:

@@ -7,7 +7,7 @@ from bot.turn.turn import ReplyPart, TurnRecord
 
 def new_reply() -> ReplyPart:
     """The record's ``reply`` part before anything was worded or gated."""
-    return {"text": None, "gate": {"passed": None, "reasons": []}, "attempts": 0}
+    return {"text": None, "gate": {"passed": None, "reasons": [], "rules": []}, "attempts": 0}
 
 
 def new_record(

@@ -156,6 +156,7 @@ class FactEntry(TypedDict):
 class GateResult(TypedDict):
     passed: bool | None
     reasons: list[str]
+    rules: list[str]  # the reply gate's rule behind each reason (bot.turn.replygate.RULES)
 
 
 class ReplyPart(TypedDict):

@@ -122,28 +122,40 @@ class AnthropicProvider(ModelProvider):
             )
 
         message = await call_with_retries("anthropic", attempt, errors, self.policy, self._secrets)
-        text = "".join(block.text for block in message.content if block.type == "text")
-        calls = [
-            ToolCall(block.id, names.get(block.name, block.name), block.input)
-            for block in message.content
-            if block.type == "tool_use"
-        ]
-        usage = message.usage
-        # Cached prompt tokens are counted apart from input_tokens; all of them were read.
-        tokens_in = (
-            usage.input_tokens
-            + (getattr(usage, "cache_creation_input_tokens", None) or 0)
-            + (getattr(usage, "cache_read_input_tokens", None) or 0)
-        )
-        return Response(
-            text=text, tokens_in=tokens_in, tokens_out=usage.output_tokens, tool_calls=calls
-        )
+        try:
+            return _response(message, names)
+        except (AttributeError, TypeError, ValueError) as exc:
+            # A 200 whose body is no Messages API answer (an HTML page, a proxy's JSON): the
+            # provider failed, honestly, like any other upstream error.
+            raise ProviderError(
+                f"anthropic: the answer was not a Messages API response ({type(exc).__name__})"
+            ) from exc
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool; the next call opens a new one."""
         if self._sdk is not None:
             sdk, self._sdk = self._sdk, None
             await sdk.close()
+
+
+def _response(message: Message, names: dict[str, str]) -> Response:
+    """Our response from the SDK's message; raises on a body of another shape."""
+    text = "".join(block.text for block in message.content if block.type == "text")
+    calls = [
+        ToolCall(block.id, names.get(block.name, block.name), block.input)
+        for block in message.content
+        if block.type == "tool_use"
+    ]
+    usage = message.usage
+    # Cached prompt tokens are counted apart from input_tokens; all of them were read.
+    tokens_in = (
+        usage.input_tokens
+        + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+        + (getattr(usage, "cache_read_input_tokens", None) or 0)
+    )
+    return Response(
+        text=text, tokens_in=tokens_in, tokens_out=usage.output_tokens, tool_calls=calls
+    )
 
 
 def _exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:

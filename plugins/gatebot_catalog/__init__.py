@@ -16,12 +16,12 @@ from urllib.parse import urlsplit
 
 import click
 
-from bot.errors import ConfigError
+from bot.errors import ConfigError, PackError, PackErrors
 from bot.extend.tool import Tool
 from bot.hookspecs import hookimpl
 from gatebot_catalog.cli import command as catalog_command
 from gatebot_catalog.client import CatalogClient
-from gatebot_catalog.spec import load_catalog
+from gatebot_catalog.spec import Catalog, load_catalog
 from gatebot_catalog.tools import build_tools
 
 #: One HTTP client per app, closed at shutdown.
@@ -33,19 +33,41 @@ def catalog_tools(app: Any) -> list[Tool]:
     catalog = load_catalog(app.pack.root)
     if catalog is None:
         return []
-    slots = {slot.name for slot in app.pack.slots}
+    problems = slot_errors(catalog, app.pack)
+    if problems:
+        raise ConfigError(str(problems[0]))
     for name, api in catalog.apis.items():
-        for endpoint in api.endpoints.values():
-            for param in endpoint.params.values():
-                if param.value is not None and param.value not in slots:
-                    raise ConfigError(
-                        f"{app.pack.root.name}/apis.yaml [{name}.{endpoint.id}.{param.name}]: "
-                        f"value {param.value!r} is not a slot of the playbook"
-                    )
         if api.demo:
             catalog.apis[name] = replace(api, base_url=own_address(app, api.base_url))
     client = _clients.setdefault(app, CatalogClient())
     return build_tools(catalog, client)
+
+
+def slot_errors(catalog: Catalog, pack: Any) -> list[PackError]:
+    """A parameter tied to a conversation value (``value: email``) must name a playbook slot."""
+    slots = {slot.name for slot in pack.slots}
+    return [
+        PackError(
+            f"{pack.root.name}/apis.yaml",
+            None,
+            f"{name}.{endpoint.id}.{param.name}",
+            f"value {param.value!r} is not a slot of the playbook",
+        )
+        for name, api in catalog.apis.items()
+        for endpoint in api.endpoints.values()
+        for param in endpoint.params.values()
+        if param.value is not None and param.value not in slots
+    ]
+
+
+@hookimpl
+def check_pack(pack: Any) -> list[PackError]:
+    """The catalog's checks for ``gatebot check`` and the app's start alike."""
+    try:
+        catalog = load_catalog(pack.root)
+    except PackErrors as exc:
+        return list(exc.errors)
+    return slot_errors(catalog, pack) if catalog is not None else []
 
 
 def own_address(app: Any, declared: str) -> str:

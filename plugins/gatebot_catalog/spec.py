@@ -221,9 +221,16 @@ def load_catalog(root: str | Path) -> Catalog | None:
 
 
 def _api(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Api:
-    base = urlsplit(raw["base_url"])
+    try:
+        base = urlsplit(raw["base_url"])
+        _ = base.port  # a port out of range raises here rather than at call time
+    except ValueError as exc:
+        file.error((*where, "base_url"), f"not a URL: {exc}")
+        base = urlsplit("http://invalid.invalid")
     if not base.hostname or base.username or base.password or base.query or base.fragment:
         file.error((*where, "base_url"), "a base URL is scheme://host[:port][/path], no more")
+    elif any(s in (".", "..") for s in base.path.split("/")):
+        file.error((*where, "base_url"), f"base URL path {base.path!r} climbs ('..' or '.')")
     auth_raw = raw.get("auth")
     auth = None
     if auth_raw is not None:
@@ -276,9 +283,12 @@ def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpo
         except jsonschema.SchemaError as exc:
             file.error((*where, "params", name, "schema"), f"not a JSON schema: {exc.message}")
     # The declared path itself must be plain segments, each a literal or one whole placeholder,
-    # so a value can only ever fill one segment.
-    segments = raw["path"].strip("/").split("/")
-    if raw["path"] != "/" and not all(_PLACEHOLDER_SEGMENT.match(s) for s in segments):
+    # so a value can only ever fill one segment. It is normalised (no empty segment), and one
+    # that climbs ("..") or stays (".") is refused: it could reach past the API's base path.
+    path = "/" + "/".join(segments := [s for s in raw["path"].split("/") if s])
+    if any(s in (".", "..") for s in segments):
+        file.error((*where, "path"), f"path {raw['path']!r} climbs ('..' or '.'); refused")
+    elif not all(_PLACEHOLDER_SEGMENT.match(s) for s in segments):
         file.error((*where, "path"), "path segments are literals or one {placeholder} each")
     in_path = {s[1:-1] for s in segments if s.startswith("{")}
     declared_path = {n for n, p in params.items() if p.where == "path"}
@@ -305,7 +315,7 @@ def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpo
     return Endpoint(
         id=raw["id"],
         method=raw["method"],
-        path=raw["path"],
+        path=path,
         description=raw["description"],
         params=params,
         changes=changes,

@@ -13,12 +13,14 @@ makes the conversation the owner of that order, and only owned orders can be ref
 from __future__ import annotations
 
 import hmac
-import json
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
+
+from bot import safejson
 
 PREFIX = "/demo-api"
 REFUND_WINDOW_DAYS = 30
@@ -94,15 +96,17 @@ class DemoApi:
         if self.token is None:
             return None
         given = request.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+        # surrogateescape: header bytes that were not UTF-8 compare as the bytes they were.
+        sent = given.encode("utf-8", "surrogateescape")
+        if not hmac.compare_digest(sent, f"Bearer {self.token}".encode()):
             return _error(401, "unauthorized", "a valid Bearer token is required")
         return None
 
     @staticmethod
     async def _body(request: web.Request) -> dict[str, Any] | None:
         try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = safejson.loads(await request.read())
+        except (safejson.BadJson, RequestPayloadError):
             return None
         return body if isinstance(body, dict) else None
 
@@ -146,7 +150,7 @@ class DemoApi:
             return _error(404, "not_found", "no such order")
         body = await self._body(request)
         method = body.get("method") if body else None
-        if method not in REFUND_METHODS:
+        if not isinstance(method, str) or method not in REFUND_METHODS:
             return _error(400, "bad_request", f"method must be one of {', '.join(REFUND_METHODS)}")
         amount = body.get("amount") if body else None
         # Refund exactly what was read back to the customer, or nothing.
@@ -203,7 +207,7 @@ class DemoApi:
             return _error(404, "not_found", "no such subscription")
         body = await self._body(request) or {}
         item, delta = body.get("item"), body.get("delta")
-        if item not in ITEMS:
+        if not isinstance(item, str) or item not in ITEMS:  # a dict is no item (nor hashable)
             return _error(400, "bad_request", f"item must be one of {', '.join(ITEMS)}")
         if not isinstance(delta, int) or isinstance(delta, bool) or delta == 0:
             return _error(400, "bad_request", "delta must be a non-zero whole number")

@@ -20,6 +20,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from bot.packs import Document
+from bot.packs.sanitise import sanitise
 
 log = logging.getLogger(__name__)
 
@@ -128,4 +129,7 @@ def extra_documents(root: Path, taken: set[str]) -> Iterator[Document]:
             continue
         taken.add(key)
         title, text = read_html(path) if path.suffix.lower() != ".txt" else read_text(path)
-        yield Document(key, title or path.stem.replace("-", " ").replace("_", " "), text, label)
+        # Data, as the core's documents are: markup stripped, hidden text made plain.
+        yield Document(
+            key, title or path.stem.replace("-", " ").replace("_", " "), sanitise(text), label
+        )

@@ -115,30 +115,44 @@ class OpenAIProvider(ModelProvider):
             )
 
         completion = await call_with_retries("openai", attempt, errors, self.policy, self._secrets)
-        if not completion.choices:
-            raise ProviderError("openai: the response had no choices")
-        # A refusal leaves content empty: an empty draft, which the reply gate refuses like any
-        # other unusable one.
-        message = completion.choices[0].message
-        text = message.content or ""
-        calls = [
-            ToolCall(c.id, names.get(c.function.name, c.function.name), _arguments(c.function))
-            for c in message.tool_calls or []
-            if c.type == "function"
-        ]
-        usage = completion.usage  # some compatible servers leave it out
-        return Response(
-            text=text,
-            tokens_in=usage.prompt_tokens if usage else 0,
-            tokens_out=usage.completion_tokens if usage else 0,
-            tool_calls=calls,
-        )
+        try:
+            return _response(completion, names)
+        except (AttributeError, TypeError, ValueError, IndexError) as exc:
+            # A 200 whose body is no Chat Completions answer (an HTML page, a proxy's JSON): the
+            # provider failed, honestly, like any other upstream error.
+            raise ProviderError(
+                f"openai: the answer was not a Chat Completions response ({type(exc).__name__})"
+            ) from exc
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool; the next call opens a new one."""
         if self._sdk is not None:
             sdk, self._sdk = self._sdk, None
             await sdk.close()
+
+
+def _response(completion: ChatCompletion, names: dict[str, str]) -> Response:
+    """Our response from the SDK's completion; raises on a body of another shape."""
+    if not completion.choices:
+        raise ProviderError("openai: the response had no choices")
+    # A refusal leaves content empty: an empty draft, which the reply gate refuses like any
+    # other unusable one.
+    message = completion.choices[0].message
+    text = message.content or ""
+    if not isinstance(text, str):
+        raise TypeError("content is not text")
+    calls = [
+        ToolCall(c.id, names.get(c.function.name, c.function.name), _arguments(c.function))
+        for c in message.tool_calls or []
+        if c.type == "function"
+    ]
+    usage = completion.usage  # some compatible servers leave it out
+    return Response(
+        text=text,
+        tokens_in=usage.prompt_tokens if usage else 0,
+        tokens_out=usage.completion_tokens if usage else 0,
+        tool_calls=calls,
+    )
 
 
 def _arguments(function: Any) -> Any:

@@ -131,9 +131,10 @@ async def call_with_retries(
         except errors.connection as exc:
             cause = exc
             failure = _Failure(f"{provider}: could not connect{_where(exc)}", retryable=True)
-        except errors.base as exc:
-            # A body the SDK could not read, or an error class we do not know: the same request
-            # again would fail the same way.
+        except (errors.base, ValueError, TypeError, AttributeError) as exc:
+            # A body the SDK could not read (a 200 with an empty or non-JSON body raises a plain
+            # JSONDecodeError), or an error class we do not know: the same request again would
+            # fail the same way.
             raise ProviderError(f"{provider}: {type(exc).__name__}{_detail(exc, secrets)}") from exc
 
         if not failure.retryable or n == attempts:

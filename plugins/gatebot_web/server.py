@@ -8,7 +8,6 @@ A repeated ``client_message_id`` returns the first answer and makes no second tu
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import weakref
@@ -20,6 +19,7 @@ from aiohttp import WSMsgType, web
 
 from bot.extend.host import ChannelHost
 from bot.store import Conversation
+from gatebot_web import inputs, openapi
 from gatebot_web.errors import ApiError, error_response
 from gatebot_web.ratelimit import RateLimiter
 from gatebot_web.shedding import unavailable_as_503
@@ -96,7 +96,7 @@ def _host(request: web.Request) -> ChannelHost:
 
 async def _conversation(request: web.Request, token: str | None) -> Conversation:
     gb = _host(request)
-    conv = await gb.load_conversation(request.match_info["id"])
+    conv = await gb.load_conversation(inputs.path_id(request))
     if conv is None or conv.channel != "web":
         raise ApiError(404, "not_found", "no such conversation")
     if not token or not gb.token_matches(conv, token):
@@ -104,31 +104,15 @@ async def _conversation(request: web.Request, token: str | None) -> Conversation
     return conv
 
 
-def _bearer(request: web.Request) -> str | None:
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
-async def _json_body(request: web.Request) -> dict[str, Any]:
-    raw = await request.read()
-    if not raw.strip():
-        return {}
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ApiError(400, "bad_json", f"body is not valid JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, "bad_json", "body must be a JSON object")
-    return body
+# Request parsing lives in gatebot_web.inputs (bounded body, safe tokens and ids).
+_bearer = inputs.bearer
+_json_body = inputs.json_body
 
 
 async def create_conversation(request: web.Request) -> web.Response:
     gb = _host(request)
     body = await _json_body(request)
-    language = body.get("language", gb.pack.language)
-    if not isinstance(language, str) or len(language) > 8:
-        raise ApiError(400, "bad_request", "language must be a short language code like 'en'")
+    language = inputs.language(body, gb.pack.language)
     conv, token = await gb.open_conversation("web", language)
     return web.json_response({"id": conv.id, "token": token}, status=201)
 
@@ -137,15 +121,8 @@ async def post_message(request: web.Request) -> web.Response:
     gb = _host(request)
     conv = await _conversation(request, _bearer(request))
     body = await _json_body(request)
-    text, client_id = body.get("text"), body.get("client_message_id")
-    if not isinstance(text, str) or not text.strip():
-        raise ApiError(400, "bad_request", "text is required and must be a non-empty string")
-    if not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID:
-        raise ApiError(
-            400,
-            "bad_request",
-            f"client_message_id is required: a string of 1-{MAX_CLIENT_ID} characters",
-        )
+    text = inputs.text(body)
+    client_id = inputs.client_message_id(body, MAX_CLIENT_ID)
     if len(text) > MAX_TEXT:
         raise ApiError(413, "too_large", f"text is {len(text)} characters; the limit is {MAX_TEXT}")
     inbox_key = f"{conv.id}:{client_id}"
@@ -195,7 +172,8 @@ async def events(request: web.Request) -> web.StreamResponse:
     """Live events for one conversation. Browsers cannot set headers on a websocket, so the token
     may also come as ``?token=``."""
     gb = _host(request)
-    conv = await _conversation(request, _bearer(request) or request.query.get("token"))
+    token = _bearer(request) or inputs.token(request.query.get("token"))
+    conv = await _conversation(request, token)
     ws = web.WebSocketResponse(heartbeat=30)
     await ws.prepare(request)
     request.app[SOCKETS_KEY].add(ws)
@@ -291,6 +269,7 @@ def build_web_app(host: ChannelHost | HasHost) -> web.Application:
     app.router.add_get("/api/conversations/{id}", get_conversation)
     app.router.add_get("/api/conversations/{id}/events", events)
     add_staff_routes(app, gb, _bearer, _json_body)
+    app.router.add_get("/api/openapi.json", openapi.serve)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/widget.js", widget_js)

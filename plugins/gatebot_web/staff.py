@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from aiohttp import web
 from bot.extend.host import ChannelHost
 from bot.flows import service
 from bot.helpdesk import VERBS, HelpDeskError, UnknownEscalation, describe
+from gatebot_web import inputs
 from gatebot_web.errors import ApiError
 
 Bearer = Callable[[web.Request], str | None]
@@ -101,12 +103,15 @@ class StaffRoutes:
 
     async def runs(self, request: web.Request) -> web.Response:
         self.authorise(request)
-        found = self.host.flow_runs(request.query.get("conversation") or None)
+        conversation = request.query.get("conversation") or None
+        if conversation is not None and inputs.token(conversation) is None:
+            raise ApiError(400, "bad_request", "conversation must be a conversation id")
+        found = self.host.flow_runs(conversation)
         return web.json_response({"runs": [service.run_json(r) for r in found]})
 
     async def checkpoints(self, request: web.Request) -> web.Response:
         self.authorise(request)
-        run = self.host.flow_run(request.match_info["id"])
+        run = self.host.flow_run(inputs.path_id(request))
         if run is None:
             raise ApiError(404, "not_found", "no such flow run")
         cps = self.host.checkpoints(run.id)
@@ -118,7 +123,7 @@ class StaffRoutes:
         self.authorise(request)
         args = _fork_args(await self.body(request))
         try:
-            run, copies = self.host.fork_flow_run(service.fork, request.match_info["id"], **args)
+            run, copies = self.host.fork_flow_run(service.fork, inputs.path_id(request), **args)
         except service.FlowOpError as exc:
             raise _op_error(exc) from None
         checkpoints = [service.checkpoint_json(c) for c in copies]
@@ -130,7 +135,8 @@ class StaffRoutes:
         """``POST /api/staff/escalations/{id}/{verb}`` with ``{"staff", "text"?, "outcome"?}``."""
         self.authorise(request)
         verb, raw_id = request.match_info["verb"], request.match_info["id"]
-        if verb not in VERBS or not raw_id.isdigit():
+        # ASCII digits only ("²" is a digit to str.isdigit), and few enough for a database id.
+        if verb not in VERBS or not re.fullmatch(r"[0-9]{1,12}", raw_id):
             raise ApiError(404, "not_found", f"no such action; actions: {', '.join(VERBS)}")
         staff, kw = _action_args(await self.body(request))
         if verb == "reply" and not kw["text"].strip():

@@ -12,6 +12,7 @@ from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.state import holds, render
 from bot.flows.steps.base import StepHost, StepTurn
+from bot.turn import replygate
 from bot.turn.act import take_draft, text_reply
 from bot.turn.drafting import draft
 
@@ -41,6 +42,9 @@ async def _drafted(host: StepHost, t: StepTurn, step: Step, ctx: dict[str, Any])
         host.system(step),
         host.pack.excluded_names,
         require_citations="cite-only" in step.mods,
+        allow=replygate.allowances(host.pack),
+        # What the run's tool steps did this turn: only that may be told as done.
+        effects=replygate.effects_of(t.record["tools"], host.tools),
     )
     take_draft(t.acted, drafted)
     if drafted.failed:
