@@ -124,7 +124,7 @@ FLOW_SCHEMA = _obj(
         "author": {"type": "string"},
         "version": {"type": ["string", "integer", "number"]},
         "status": {"enum": ["active", "draft"]},
-        "trigger": _obj({"intents": _strs, "keywords": _strs}, []),
+        "trigger": _obj({"intents": _strs, "keywords": _strs, "examples": _strs}, []),
         "steps": {"type": "array", "minItems": 1, "items": STEP_SCHEMA},
         "loops": {
             "type": "array",
@@ -292,6 +292,13 @@ def _check(
     trigger = data.get("trigger", {})
     if not (trigger.get("intents") or trigger.get("keywords")) and flow.status != "draft":
         errors.append(where.error(("trigger",), "an active flow needs trigger intents or keywords"))
+    if trigger.get("examples") and not trigger.get("intents"):
+        errors.append(
+            where.error(
+                ("trigger", "examples"),
+                "examples train the flow's intent: declare it first under trigger.intents",
+            )
+        )
     if errors:
         return
     try:

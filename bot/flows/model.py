@@ -135,6 +135,15 @@ class Loop:
 class Trigger:
     intents: list[str] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
+    #: Customer lines that start the flow: trained into the pack's intent head as lines of the
+    #: flow's intent (its first trigger intent), and compared with the message when no intent
+    #: is sure.
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def intent(self) -> str | None:
+        """The intent the flow's examples train: its first trigger intent."""
+        return self.intents[0] if self.intents else None
 
 
 @dataclass
