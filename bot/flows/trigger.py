@@ -10,7 +10,9 @@
   declares, named in the message, with a count.
 
 A confident *other* intent starts no flow ("where is my order?" never starts a refund on a shared
-word). With none, any signal starts the flow. An intent the playbook also serves (one with an
+word). With none, any signal starts the flow, except that a keyword alone does not when the head,
+unsure, still leans to another intent (more likely than not): "what is your refund policy" reads
+as a pricing question and is answered as one. An intent the playbook also serves (one with an
 ``outcome``: a demo request is proposed and delivered as a lead) is shared, so a read of it starts
 the flow only with the flow's words or one of its examples nearest: "could someone walk our team
 through the product on a call" runs the guided demo, "can I get a demo" stays the playbook's.
@@ -28,6 +30,8 @@ from bot.packs import Pack
 from bot.text import matching, normalise
 from bot.turn.turn import Read
 
+#: An unsure read this likely of another intent outweighs a keyword on its own.
+LEANS_AT = 0.5
 _CHANGES = ("add", "remove", "change")
 _ONE = re.compile(r"\b(?:1|one|single)\b", re.IGNORECASE)
 
@@ -48,6 +52,7 @@ class Signals:
     near: bool = False
     worded: bool = False
     change: dict[str, Any] | None = None  # the first change the repeat step reads
+    elsewhere: bool = False  # the head, unsure, leans to another intent
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v}
@@ -94,6 +99,17 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         near=near is not None and near.flow == flow.name and near.cosine >= gate,
         worded=bool(t.keywords) and bool(matching(normalise(text), t.keywords)),
         change=first_change(flow, text, pack.gates["repeat"]),
+        elsewhere=bool(t.intents) and _leans_elsewhere(intent_read, t.intents),
+    )
+
+
+def _leans_elsewhere(read: Read, intents: list[str]) -> bool:
+    """An unsure, not novel read whose likeliest answer is another intent, more likely than not."""
+    return (
+        read["outcome"] != "act"
+        and read.get("reason") != "novel"
+        and read["answer"] not in (None, "none", *intents)
+        and read["confidence"] >= LEANS_AT
     )
 
 
@@ -120,7 +136,7 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
         return False  # a confident other intent: never a flow on a shared word
     intent = pack.intent(flow.trigger.intent or "")
     shared = intent is not None and intent.outcome is not None
-    own_words = s.worded or s.near or s.change is not None
+    own_words = (s.worded and not s.elsewhere) or s.near or s.change is not None
     if shared:
         return own_words and (s.intent or confident is None)
     return s.intent or own_words
