@@ -198,3 +198,20 @@ def test_refusals_read_from_the_declaration() -> None:
     # Not the customer's to hear: an ownership check, a service that did not answer.
     assert not explainable(ToolOutcome("t", "refused", reason="subscription_id does not belong"))
     assert not explainable(ToolOutcome("t", "failed", reason="orders.x did not answer within 5 s"))
+
+
+async def test_a_guided_demo_delivers_the_lead_it_promises(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    client, app = flow_client
+    chat = await start(client)
+    await chat.say("could someone walk our team through the product on a call")
+    await chat.say("uptime checks for our public API")
+    body = await chat.say("about 12")
+    assert text_of(body) == (
+        "Thanks! Our team will reach out to book your demo for uptime checks for our public API."
+    )
+    assert body["turn"]["move"]["name"] == "propose"
+    assert body["turn"]["flow"]["status"] == "done"
+    (lead,) = [e for e in app.store.escalations("open") if e.kind == "lead"]
+    assert (lead.helpdesk, lead.reason) == ("sales", "qualified lead: demo")

@@ -121,6 +121,8 @@ class Step:
     items: dict[str, list[str]] = field(default_factory=dict)  # repeat: item -> names it goes by
     records: dict[str, str] = field(default_factory=dict)  # repeat: start / result paths
     question: str = ""  # repeat: what the step asks for
+    #: reply: the lead it closes ("demo", "engineer"): delivered to the help desk that takes leads.
+    lead: str | None = None
 
 
 @dataclass
