@@ -12,10 +12,12 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.app import App
+from bot.config import Settings
 from bot.extend.tool import ToolOutcome
 from bot.flows.steps.refusal import change_limit, explainable, why
 from bot.heads import load_head
 from bot.packs import Pack, PackErrors, load_pack
+from bot.turn.router import KeywordRouter
 from tests.test_flows_api import DEMO_AUTH, order, start, text_of
 
 SEATS = "/demo-api/subscriptions/sub_acme1/seats?email=sam@example.com"
@@ -39,6 +41,11 @@ def test_flow_examples_are_lines_of_the_flows_intent(pack: Pack) -> None:
     # The pinned head was trained on them: it knows the flows' intents.
     head = load_head(pack.root / pack.heads["intent"]["path"])
     assert {"refund", "change_seats", "demo"} <= set(head.labels)
+
+
+def test_without_heads_the_keyword_router_reads_flow_examples_too(pack: Pack) -> None:
+    ranked = KeywordRouter(pack).rank("please take one user off our subscription")
+    assert ranked[0].name == "change_seats"  # a flow example's words, not a declared keyword
 
 
 def test_examples_need_an_intent_to_train(pack: Pack, tmp_path: Path) -> None:
@@ -215,3 +222,25 @@ async def test_a_guided_demo_delivers_the_lead_it_promises(
     assert body["turn"]["flow"]["status"] == "done"
     (lead,) = [e for e in app.store.escalations("open") if e.kind == "lead"]
     assert (lead.helpdesk, lead.reason) == ("sales", "qualified lead: demo")
+
+
+async def test_without_a_desk_for_leads_the_demo_flow_promises_no_call(
+    pack: Pack, tmp_path: Path
+) -> None:
+    folder = tmp_path / "acme"
+    shutil.copytree(pack.root, folder)
+    (folder / "helpdesks.yaml").unlink()
+    meta = folder / "pack.yaml"  # and pre-flight's routing to the desks
+    routing = ("  helpdesks:", "    sales:", "    support:")
+    kept = [line for line in meta.read_text().splitlines() if not line.startswith(routing)]
+    meta.write_text("\n".join(kept) + "\n")
+    app = App(Settings(pack=folder, data_dir=tmp_path, recorders=[]))
+    await app.start(channels=False)
+    try:
+        conv, _ = app.store.create_conversation("web")
+        for n, text in enumerate(["I'd like a guided demo for my team", "status pages", "8"]):
+            result = await app.agent.handle(conv, text, f"m{n}")
+    finally:
+        await app.stop()
+    assert result.replies[0]["text"] == "You can write to sales@acme.example to arrange this."
+    assert result.record["flow"]["status"] == "done"
