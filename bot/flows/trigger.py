@@ -20,6 +20,7 @@ through the product on a call" runs the guided demo, "can I get a demo" stays th
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -81,7 +82,7 @@ class ExampleIndex:
         if self._matrix is None:
             from bot.heads.encoder import embed_shipped
 
-            self._matrix = embed_shipped(self.lines)
+            self._matrix = await asyncio.to_thread(embed_shipped, self.lines)  # once
         vector = await self.batcher.embed(text)
         scores = self._matrix @ vector
         best = int(scores.argmax())
