@@ -144,12 +144,14 @@ async def test_without_a_desk_for_leads_the_customer_is_told_to_write(pack: Pack
     assert "Our team will reach out" in with_desks.replies[0]["text"]
 
 
-async def test_a_flow_starts_from_its_own_words_when_no_intent_is_sure(client: TestClient) -> None:
+async def test_a_flow_starts_from_its_own_words_and_intent(client: TestClient) -> None:
     cid, auth = await new_conversation(client)
     body = await turn_of(client, cid, auth, "I upgraded by mistake, can you refund me", "1")
     intent = next(r for r in body["turn"]["reads"] if r["head"] == "intent")
-    assert intent["outcome"] != "act"  # no intent is sure: the flow's own word decides
+    # The refund flow's examples trained its intent into the pack's head; its word agrees.
+    assert (intent["answer"], intent["outcome"]) == ("refund", "act")
     assert body["turn"]["flow"]["name"] == "refund"
+    assert {"intent", "worded"} <= set(body["turn"]["flow"]["started_by"])
     assert body["turn"]["move"]["name"] == "ask"  # the refund asks for the order's email first
     # A confident other intent never starts a flow on a shared word.
     cid, auth = await new_conversation(client)

@@ -113,6 +113,16 @@ def test_independent_steps_run_before_the_loop_by_id() -> None:
             "steps.a.items",
             "only a repeat step has items",
         ),
+        (
+            flow([{**step("a"), "type": "ask", "slot": "email", "lead": "demo"}]),
+            "steps.a.lead",
+            "only a reply step closes a lead",
+        ),
+        (
+            {**flow([step("a")]), "trigger": {"keywords": ["go"], "examples": ["go on then"]}},
+            "trigger.examples",
+            "examples train the flow's intent",
+        ),
     ],
 )
 def test_validation_names_step_and_field(data: dict[str, Any], field: str, words: str) -> None:

@@ -102,9 +102,10 @@ async def test_the_alternative_slot_satisfies_the_need(chat: Chat) -> None:
 
 
 async def test_clarify_twice_hands_off(chat: Chat) -> None:
-    first = await chat.say("show me pricing for a demo")
+    # Ambiguous to the pack's head (demo 0.73, pricing 0.25 since the flows' examples joined it).
+    first = await chat.say("pricing for a demo")
     assert move(first) == "clarify"
-    second = await chat.say("show me pricing for a demo")
+    second = await chat.say("pricing for a demo")
     assert move(second) in ("propose", "ask", "answer", "handoff")
     assert second["record"]["reads"][0]["answer"] in ("demo", "pricing")
 

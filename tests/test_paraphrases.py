@@ -21,7 +21,7 @@ FLOORS = {
     "unanswerable": (8 / 10, 2),
     "out_of_scope": (6 / 10, 0),
     "person": (4 / 4, 0),
-    "action": (5 / 8, 0),
+    "action": (8 / 8, 0),
     "non_english": (2 / 8, 0),
 }
 

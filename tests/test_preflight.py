@@ -93,7 +93,7 @@ async def test_routing_starts_the_refund_flow_through_its_trigger_read(client: T
     assert turn["preflight"]["decision"] == "flow:refund"
     read = turn["reads"][0]
     assert read["head"] == "preflight" and read["gate"] == "preflight.flow"
-    assert read["answer"] == "order_status" and read["outcome"] == "act"  # refund's trigger
+    assert read["answer"] == "refund" and read["outcome"] == "act"  # refund's trigger intent
     assert turn["move"]["why"].startswith("flow refund ")  # the flow started from that read
     # The sentence says what happened without naming the flow.
     assert turn["preflight"]["sentence"] == "I can help with that directly."

@@ -71,8 +71,8 @@ def command() -> None:
     "--pack",
     "pack_dir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Train the pack's intent head (from its intents) or move head (--name move) into "
-    "PACK/heads/NAME.",
+    help="Train the pack's intent head (from its intents' and flows' examples) or move head "
+    "(--name move) into PACK/heads/NAME.",
 )
 @click.option(
     "--out",
@@ -131,7 +131,7 @@ def train(
             rows = move_rows(pack)
             no_none = True  # every line names a move; the playbook's preference is the fallback
         elif name == "intent":
-            rows = [(ex, intent.name) for intent in pack.intents for ex in intent.examples]
+            rows = pack.intent_lines()  # the intents' examples and the flows' own
         else:
             raise click.UsageError("--pack trains --name intent or --name move")
         out = out or pack_dir / "heads" / name

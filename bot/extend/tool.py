@@ -138,6 +138,9 @@ class ToolOutcome:
     result: dict[str, Any] | None = None
     reason: str | None = None
     events: list[ToolEvent] = field(default_factory=list)
+    #: Refused: the argument whose value is outside the tool's declared schema, so the refusal
+    #: can be explained from the declaration ("at most 50").
+    argument: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -194,6 +197,7 @@ class ToolRunner:
         refusal = self._refusal(tool, arguments, context, confirmed)
         if refusal or tool is None:
             outcome.reason = refusal or "unknown tool"
+            outcome.argument = _invalid_argument(tool, arguments)
             emit("refused", reason=outcome.reason)
             return outcome
         routed = tool.route(arguments)
@@ -273,6 +277,16 @@ class ToolRunner:
         if tool.changes and not confirmed:
             return "a change runs only after the customer confirms its read-back"
         return None
+
+
+def _invalid_argument(tool: Tool | None, arguments: Any) -> str | None:
+    """The argument a schema refusal is about (None when the refusal is about something else)."""
+    if tool is None or not isinstance(arguments, dict):
+        return None
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(tool.schema or {}).iter_errors(arguments)
+    )
+    return str(error.absolute_path[0]) if error is not None and error.absolute_path else None
 
 
 def grant_ownership(context: dict[str, Any], result: dict[str, Any] | None) -> None:

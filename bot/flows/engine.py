@@ -26,13 +26,13 @@ from bot.flows.schedule import schedule
 from bot.flows.state import holds
 from bot.flows.steps import ask, llm_call, repeat, reply, router, tool
 from bot.flows.steps.base import StepHost, StepTurn
+from bot.flows.trigger import Nearest, Signals, signals, starts
 from bot.packs import Pack
 from bot.store import Store
-from bot.text import matching, normalise
 from bot.turn import gates
 from bot.turn.act import Acted, text_reply
 from bot.turn.decide import Decision
-from bot.turn.turn import ConversationState, Read, Turn
+from bot.turn.turn import Read, Turn
 
 #: A bound on steps in one turn, so no declaration can spin a turn forever.
 MAX_STEPS_PER_TURN = 200
@@ -102,29 +102,27 @@ class FlowEngine(StepHost):
 
     # -- starting ------------------------------------------------------------------------------
 
-    def trigger(self, intent_read: Read, text: str) -> Flow | None:
-        """The flow the message selects; ties by name. A confident trigger intent (with one of
-        the flow's keywords, where it declares any) starts it, and so do the flow's own words
-        when the intent head is sure of nothing: "I upgraded by mistake, can you refund me"
-        starts a refund though no intent reads it confidently, while a confident other intent
-        ("where is my order") never starts a flow on a shared word."""
-        norm = normalise(text)
+    def trigger(
+        self, intent_read: Read, text: str, near: Nearest | None = None
+    ) -> tuple[Flow, Signals] | None:
+        """The flow the message starts and what started it (see :mod:`bot.flows.trigger`), or
+        None; ties by name."""
         confident = intent_read["answer"] if intent_read["outcome"] == "act" else None
         for flow in sorted(self.pack.flows.values(), key=lambda f: f.name):
             if flow.status != "active" or flow.name in self.disabled:
                 continue
-            t = flow.trigger
-            worded = not t.keywords or matching(norm, t.keywords)
-            if not worded:
-                continue
-            if not t.intents or confident in t.intents or (confident is None and t.keywords):
-                return flow
+            found = signals(flow, self.pack, intent_read, text, near)
+            if starts(flow, self.pack, found, confident):
+                return flow, found
         return None
 
-    async def turn(self, turn: Turn, intent_read: Read) -> FlowTurn | None:
-        """Run the active flow (or start one) as far as this message allows. None: no flow."""
+    async def turn(
+        self, turn: Turn, intent_read: Read, near: Nearest | None = None
+    ) -> FlowTurn | None:
+        """Run the active flow (or start one) as far as this message allows. None: no flow.
+        ``near``: the pack line nearest the message, for starting one."""
         state, record = turn.state, turn.record
-        progress = self._progress(turn.conversation.id, state, intent_read, turn.text)
+        progress = self._progress(turn, intent_read, near)
         if progress is None:
             return None
         flow_ = self.pack.flows.get(progress["name"])
@@ -133,13 +131,16 @@ class FlowEngine(StepHost):
             return None
         t = StepTurn(flow_, progress, turn)
         decision = await self._walk(t)
-        record["flow"] = {
+        part: dict[str, Any] = {
             "name": flow_.name,
             "run": progress["run"],
             "step": t.steps[-1]["step"] if t.steps else None,
             "status": self._status(progress, decision),
             "steps": t.steps,
         }
+        if progress.get("started_by", {}).get("seq") == turn.seq:
+            part["started_by"] = progress["started_by"]["signals"]  # what started it: this turn
+        record["flow"] = part
         acted: Acted | None = t.acted
         if decision.move == "handoff":
             # Said honestly, after whatever the flow already said this turn.
@@ -149,23 +150,30 @@ class FlowEngine(StepHost):
         return FlowTurn(decision, acted, record["flow"])
 
     def _progress(
-        self, conversation_id: str, state: ConversationState, intent_read: Read, text: str
+        self, turn: Turn, intent_read: Read, near: Nearest | None
     ) -> dict[str, Any] | None:
         """The run this message continues: the active one unless preempted, else a new run of the
         flow the message triggers, else None."""
+        state, text = turn.state, turn.text
         progress = state.get("flow")
         if progress is not None and self._preempted(intent_read, progress):
             self.store.set_flow_run_status(progress["run"], "abandoned")
             state.pop("flow", None)
             progress = None
         if progress is None:
-            flow = self.trigger(intent_read, text)
-            if flow is None:
+            started = self.trigger(intent_read, text, near)
+            if started is None:
                 return None
+            flow, found = started
             run = self.store.create_flow_run(
-                conversation_id, flow.name, flow.version, [str(e) for e in schedule(flow)]
+                turn.conversation.id, flow.name, flow.version, [str(e) for e in schedule(flow)]
             )
             progress = state["flow"] = start_progress(flow, run.id)
+            # What started it, and a change the message already asked for ("drop two seats"),
+            # which the repeat step makes when the flow reaches it instead of asking.
+            progress["started_by"] = {"seq": turn.seq, "signals": found.as_dict()}
+            if found.change is not None:
+                progress["opening"] = {"step": found.change["step"], "text": text}
         return progress
 
     def _status(self, progress: dict[str, Any], decision: Decision) -> str:
@@ -234,7 +242,12 @@ class FlowEngine(StepHost):
 
     @staticmethod
     def _after_step(t: StepTurn, step: Step, entry: list[Any], output: dict[str, Any]) -> None:
-        """A router's choice skips the branches not taken; an exit ends its loop's later passes."""
+        """A router's choice skips the branches not taken; an exit ends its loop's later passes;
+        a change refused and explained ends the flow (nothing after it may word success)."""
+        if output.get("ends_flow"):
+            for e in t.progress["entries"]:
+                e[2] = "skipped" if e[2] == "pending" else e[2]
+            return
         if step.type != "router":
             return
         chosen = output.get("route")

@@ -111,6 +111,8 @@ STEP_SCHEMA = _obj(
         "items": {"type": "object", "minProperties": 1, "additionalProperties": _strs},
         "records": _obj({"start": _str, "result": _str}, []),
         "question": _str,
+        # A reply that closes a lead a person follows up (bot.turn.decide.LEADS).
+        "lead": {"enum": ["demo", "engineer"]},
     },
     ["id", "type", "role"],
 )
@@ -124,7 +126,7 @@ FLOW_SCHEMA = _obj(
         "author": {"type": "string"},
         "version": {"type": ["string", "integer", "number"]},
         "status": {"enum": ["active", "draft"]},
-        "trigger": _obj({"intents": _strs, "keywords": _strs}, []),
+        "trigger": _obj({"intents": _strs, "keywords": _strs, "examples": _strs}, []),
         "steps": {"type": "array", "minItems": 1, "items": STEP_SCHEMA},
         "loops": {
             "type": "array",
@@ -217,6 +219,7 @@ def _step(raw: dict[str, Any]) -> Step:
         items={k: list(v) for k, v in raw.get("items", {}).items()},
         records=dict(raw.get("records", {})),
         question=raw.get("question", ""),
+        lead=raw.get("lead"),
     )
 
 
@@ -292,6 +295,13 @@ def _check(
     trigger = data.get("trigger", {})
     if not (trigger.get("intents") or trigger.get("keywords")) and flow.status != "draft":
         errors.append(where.error(("trigger",), "an active flow needs trigger intents or keywords"))
+    if trigger.get("examples") and not trigger.get("intents"):
+        errors.append(
+            where.error(
+                ("trigger", "examples"),
+                "examples train the flow's intent: declare it first under trigger.intents",
+            )
+        )
     if errors:
         return
     try:
@@ -311,6 +321,8 @@ def _check_type(step: Step, ids: list[str], where: _Where, at: tuple[Any, ...]) 
     out: list[PackError] = []
     if step.type == "ask" and not step.slot:
         out.append(where.error(at, "an ask step names the slot it collects (slot)"))
+    if step.lead and step.type != "reply":
+        out.append(where.error((*at, "lead"), "only a reply step closes a lead"))
     if step.type == "tool_call" and len(step.tools) != 1:
         out.append(where.error((*at, "tools"), "a tool_call step names exactly one tool"))
     if step.type == "router":

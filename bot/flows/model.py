@@ -121,6 +121,8 @@ class Step:
     items: dict[str, list[str]] = field(default_factory=dict)  # repeat: item -> names it goes by
     records: dict[str, str] = field(default_factory=dict)  # repeat: start / result paths
     question: str = ""  # repeat: what the step asks for
+    #: reply: the lead it closes ("demo", "engineer"): delivered to the help desk that takes leads.
+    lead: str | None = None
 
 
 @dataclass
@@ -135,6 +137,15 @@ class Loop:
 class Trigger:
     intents: list[str] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
+    #: Customer lines that start the flow: trained into the pack's intent head as lines of the
+    #: flow's intent (its first trigger intent), and compared with the message when no intent
+    #: is sure.
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def intent(self) -> str | None:
+        """The intent the flow's examples train: its first trigger intent."""
+        return self.intents[0] if self.intents else None
 
 
 @dataclass

@@ -33,7 +33,11 @@ def describe_flow(flow: Flow, disabled: str | None = None) -> dict[str, Any]:
         "version": flow.version,
         "status": "disabled" if disabled else flow.status,
         "disabled": disabled,
-        "trigger": {"intents": flow.trigger.intents, "keywords": flow.trigger.keywords},
+        "trigger": {
+            "intents": flow.trigger.intents,
+            "keywords": flow.trigger.keywords,
+            "examples": flow.trigger.examples,
+        },
         "schedule": [str(e) for e in schedule(flow)],
     }
 

@@ -25,6 +25,9 @@ DEFAULT_GATES = {
     # The answerability check (bot.turn.answerable): answer from the best fact only when
     # P(it answers) reaches this; at or below 1 - this it is a confident "not in the knowledge".
     "answerable": 0.6,
+    # A flow starts from its examples when the pack line nearest the message is one of them at
+    # this cosine or more (bot.flows.trigger).
+    "flowExample": 0.55,
 }
 
 
@@ -147,6 +150,20 @@ class Pack:
 
     def intent(self, name: str) -> Intent | None:
         return next((i for i in self.intents if i.name == name), None)
+
+    def flow_examples(self) -> list[tuple[str, str]]:
+        """(line, intent) for every flow's declared examples: each is a line of the flow's
+        intent (its first trigger intent), so the intent head learns how customers start it."""
+        lines: list[tuple[str, str]] = []
+        for flow in sorted(self.flows.values(), key=lambda f: f.name):
+            intent = flow.trigger.intent
+            lines.extend((ex, intent) for ex in flow.trigger.examples if intent)
+        return lines
+
+    def intent_lines(self) -> list[tuple[str, str]]:
+        """What the pack's intent head is trained on: the intents' examples, then the flows'."""
+        own = [(ex, i.name) for i in self.intents for ex in i.examples]
+        return own + [line for line in self.flow_examples() if line not in own]
 
     def slot(self, name: str) -> Slot | None:
         return next((s for s in self.slots if s.name == name), None)

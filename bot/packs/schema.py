@@ -32,6 +32,7 @@ GATES = [
     "readBackAt",
     "clarifyFloor",
     "answerable",
+    "flowExample",
 ]
 #: Templates the deterministic moves need; every pack language must define them.
 REQUIRED_TEMPLATES = ["greeting", "decline", "handoff", "stop", "fallback", "no_answer", "queued"]

@@ -20,6 +20,7 @@ from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.recorder import Recorder
 from bot.extend.retriever import Retriever
 from bot.flows.engine import FlowEngine, FlowTurn
+from bot.flows.trigger import ExampleIndex
 from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.preflight import Outcome, Preflight
@@ -87,6 +88,8 @@ class Agent:
         self.flows = FlowEngine(pack, store, provider, retriever)
         self.preflight_stage = Preflight(pack, provider, self.readers, preflight)
         self.scope_check = ScopeCheck(pack, self.readers)
+        # The flows' examples beside every intent's, on the heads' embedding: which is nearest.
+        self.flow_examples = ExampleIndex(pack, getattr(self.readers, "_batcher", None))
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def handle(
@@ -335,7 +338,8 @@ class Agent:
         upset = sentiment["outcome"] == "act" and sentiment["answer"] == "hostile"
         if upset and "flow" not in turn.state and turn.state.get("offered_person") != "declined":
             return None
-        return await self.flows.turn(turn, intent_read)
+        near = None if "flow" in turn.state else await self.flow_examples.nearest(turn.text)
+        return await self.flows.turn(turn, intent_read, near)
 
     async def _paused_turn(self, turn: Turn) -> TurnResult:
         """Staff have the conversation: the agent stays quiet and the message goes to them."""

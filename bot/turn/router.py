@@ -76,13 +76,19 @@ class KeywordRouter:
 
     def __init__(self, pack: Pack) -> None:
         self.pack = pack
-        spec = [(i.name, i.keywords, i.examples) for i in pack.intents]
+        # A flow's examples are lines of its intent here too, as in the trained head.
+        flow_lines = pack.flow_examples()
+        examples = {
+            i.name: i.examples + [ex for ex, name in flow_lines if name == i.name]
+            for i in pack.intents
+        }
+        spec = [(i.name, i.keywords, examples[i.name]) for i in pack.intents]
         self.version = (
             "keyword-router@"
             + hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
         )
         self._examples = {
-            i.name: [set(content_tokens(e)) for e in i.examples] for i in pack.intents
+            name: [set(content_tokens(e)) for e in lines] for name, lines in examples.items()
         }
 
     def rank(self, text: str) -> list[Ranked]:

@@ -17,7 +17,7 @@ step counts its own changes from zero.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.extend.tool import ToolOutcome
@@ -26,6 +26,7 @@ from bot.flows.outcome import StepResult, answer, handoff
 from bot.flows.state import lookup, render, render_arguments
 from bot.flows.steps.base import StepHost, StepTurn
 from bot.flows.steps.phrases import ACTIONS, VERSION, Reading, read_message
+from bot.flows.steps.refusal import change_limit, declared, explainable, service_words
 from bot.flows.steps.selfcheck import Made, check
 from bot.text import has_phrase, normalise
 from bot.turn import gates as gating
@@ -53,6 +54,8 @@ class RepeatTurn:
     call: Callable[[dict[str, Any]], Awaitable[ToolOutcome]]  # the step's tool, arguments ready
     say: Callable[[str], None]
     seq: int
+    #: What the tool declares about the argument the count goes in (its minimum and maximum).
+    limit: dict[str, Any] = field(default_factory=dict)
 
 
 def name_of(step: Step, item: str, count: int) -> str:
@@ -89,6 +92,11 @@ class Repeat:
                 "checking": None,
                 "rounds": 0,
             }
+            opening = self.t.progress.pop("opening", None)
+            if opening and opening.get("step") == self.step.id:
+                # The message that started the flow already asked for a change ("drop two
+                # seats"): it is made now, as if said here, instead of asking for it again.
+                return await self._message(opening["text"])
             return self._ask(question_of(self.step))
         if self.w.get("checking"):
             return await self._answer_check(text)
@@ -257,10 +265,10 @@ class Repeat:
                 lines.append(f"{name_of(self.step, r.item, now).capitalize()}: {now} already.")
             for item, delta, expected in plan:
                 outcome, after = await self._call(item, delta)
-                if outcome.status == "failed":
-                    lines.append(self._failed(item, delta, outcome.reason or "it failed"))
+                if outcome.status == "failed" or explainable(outcome):
+                    lines.append(self._refused(item, delta, outcome))
                     continue
-                if after is None:  # refused: a check outside the model's control said no
+                if after is None:  # refused by a check the customer cannot change: a person
                     return StepResult(
                         decision=handoff(
                             f"flow {self.t.flow} step {self.step.id}: {outcome.status}: "
@@ -283,6 +291,8 @@ class Repeat:
         }
         if not made and not lines:
             return self._ask(self._clarify(readings), note)
+        if not made:  # every change was refused: said as it is, and asked again
+            return self._ask(" ".join([*lines, question_of(self.step)]), note)
         summary = " ".join(lines)
         if made and result.worst() >= threshold:
             self.w["checking"] = {"seq": self.t.seq, "asks": 0, "text": summary}
@@ -296,6 +306,14 @@ class Repeat:
     def _line(self, item: str, delta: int, after: int) -> str:
         verb = "Added" if delta > 0 else "Removed"
         return f"{verb} {abs(delta)} {name_of(self.step, item, delta)} (now {after})."
+
+    def _refused(self, item: str, delta: int, outcome: ToolOutcome) -> str:
+        """A change the tool refused or the service turned down, said as it is: from the tool's
+        declared bound when the count broke it ("the most you can add at once is 50 seats")."""
+        limit = None
+        if outcome.status == "refused":
+            limit = change_limit(self.t.limit, delta, lambda n: name_of(self.step, item, n))
+        return self._failed(item, delta, limit or service_words(outcome.reason or "it failed"))
 
     def _failed(self, item: str, delta: int, reason: str) -> str:
         verb = "add" if delta > 0 else "remove"
@@ -414,6 +432,13 @@ def arguments_for(step: Step, context: dict[str, Any], item: str, quantity: int)
     )
 
 
+def quantity_limit(host: StepHost, step: Step) -> dict[str, Any]:
+    """What the step's tool declares about the argument ``{repeat.quantity}`` fills."""
+    tool = host.tools.get(step.tools[0]) if host.tools else None
+    argument = next((k for k, v in step.arguments.items() if v == "{repeat.quantity}"), None)
+    return declared(tool.schema, argument) if tool is not None and argument else {}
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -440,5 +465,6 @@ async def run(host: StepHost, t: StepTurn, step: Step) -> StepResult:
         call,
         lambda text: t.replies.append(text_reply(text)),
         t.seq,
+        quantity_limit(host, step),
     )
     return await Repeat(turn).run(t.text)

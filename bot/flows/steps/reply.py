@@ -14,6 +14,7 @@ from bot.flows.state import holds, render
 from bot.flows.steps.base import StepHost, StepTurn
 from bot.turn import replygate
 from bot.turn.act import take_draft, text_reply
+from bot.turn.decide import LEADS, Decision
 from bot.turn.drafting import draft
 
 
@@ -24,11 +25,24 @@ async def run(host: StepHost, t: StepTurn, step: Step) -> StepResult:
         if holds(variant.when, ctx):
             template = variant.template
             break
+    if step.lead and host.pack.helpdesk_for("lead") is None:
+        # Nobody would receive the lead: never promise that the team will reach out.
+        contact = host.pack.booking.get("contact", "")
+        template = host.pack.template("propose_contact", contact=contact)
     if template:
         text = render(template, ctx)
         t.replies.append(text_reply(text))
-        return StepResult(output={"text": text}, decision=t.answered(step))
+        return StepResult(output={"text": text}, decision=_closing(t, step))
     return await _drafted(host, t, step, ctx)
+
+
+def _closing(t: StepTurn, step: Step) -> Decision:
+    """A reply that closes a lead proposes its outcome, which delivers the lead to the help desk
+    that takes leads (as the playbook's proposal does); any other reply just answers."""
+    if step.lead not in LEADS:
+        return t.answered(step)
+    rule = f"flow {t.flow.name} step {step.id}: a qualified {step.lead} lead"
+    return Decision(["propose"], rule, move="propose", why=rule, outcome=step.lead)
 
 
 async def _drafted(host: StepHost, t: StepTurn, step: Step, ctx: dict[str, Any]) -> StepResult:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.extend.tool import ToolOutcome
 from bot.flows import contracts
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.state import render_arguments
 from bot.flows.steps.base import DRY_RUN_REMOVED, StepHost, StepTurn
 from bot.flows.steps.change import ChangeTurn, ReadBack
+from bot.flows.steps.refusal import explainable, why
 from bot.turn.act import text_reply
+from bot.turn.decide import Decision
 
 
 async def run(host: StepHost, t: StepTurn, step: Step) -> StepResult:
@@ -89,6 +92,8 @@ async def _change(
             dry_run=dry,
             events=t.record["tools"],
         )
+        if explainable(outcome):
+            return _refused(host, t, step, outcome, args)
         if outcome.status not in ("ok", "dry_run"):
             return StepResult(
                 decision=handoff(
@@ -114,3 +119,18 @@ async def _change(
         make,
     )
     return await ReadBack(turn).run(ctx)
+
+
+def _refused(
+    host: StepHost, t: StepTurn, step: Step, outcome: ToolOutcome, args: dict[str, Any]
+) -> StepResult:
+    """A change the tool refused for a declared limit, or the service turned down: the customer
+    is told why and that nothing changed, and the flow ends there (its later steps, a "done"
+    reply among them, never run), instead of a hand-off."""
+    tool = host.tools.get(step.tools[0]) if host.tools else None
+    reason = why(outcome, tool.schema if tool else None, args)
+    t.replies.append(text_reply(f"I couldn't make that change: {reason}. Nothing was changed."))
+    rule = f"flow {t.flow.name} step {step.id}: {step.tools[0]} {outcome.status}: {reason}"
+    decision = Decision(["answer", "handoff"], rule, move="answer", why=rule)
+    output = {"status": outcome.status, "reason": reason, "arguments": args, "ends_flow": True}
+    return StepResult(output=output, decision=decision, note={"refused": reason})

@@ -1,0 +1,143 @@
+"""How a message starts a flow: several signals, none of them a gate on its own.
+
+- **intent**: a confident read of the flow's intent, by the pack's intent head (trained on the
+  flow's own ``examples`` as lines of that intent, and abstaining on a novel message) or by
+  pre-flight routing to the flow.
+- **near**: the pack line nearest the message (every intent's and flow's example, on the heads'
+  shared embedding) is one of this flow's examples, at cosine ``flowExample`` (gates) or more.
+- **worded**: one of the flow's ``keywords`` is in the message.
+- **change**: the flow's repeat step reads a change it could make ("drop two seats"): an item it
+  declares, named in the message, with a count.
+
+A confident *other* intent starts no flow ("where is my order?" never starts a refund on a shared
+word). With none, any signal starts the flow, except that a keyword alone does not when the head,
+unsure, still leans to another intent (more likely than not): "what is your refund policy" reads
+as a pricing question and is answered as one. An intent the playbook also serves (one with an
+``outcome``: a demo request is proposed and delivered as a lead) is shared, so a read of it starts
+the flow only with the flow's words or one of its examples nearest: "could someone walk our team
+through the product on a call" runs the guided demo, "can I get a demo" stays the playbook's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bot.flows.model import Flow
+from bot.flows.steps.phrases import read_message
+from bot.packs import Pack
+from bot.text import matching, normalise
+from bot.turn.turn import Read
+
+#: An unsure read this likely of another intent outweighs a keyword on its own.
+LEANS_AT = 0.5
+_CHANGES = ("add", "remove", "change")
+_ONE = re.compile(r"\b(?:1|one|single)\b", re.IGNORECASE)
+
+
+@dataclass
+class Nearest:
+    """The pack line nearest a message: the flow whose example it is (None: an intent's own
+    line) and its cosine."""
+
+    flow: str | None
+    cosine: float
+
+
+@dataclass
+class Signals:
+    intent: bool = False
+    routed: bool = False  # pre-flight routed the message to this flow's intent
+    near: bool = False
+    worded: bool = False
+    change: dict[str, Any] | None = None  # the first change the repeat step reads
+    elsewhere: bool = False  # the head, unsure, leans to another intent
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v}
+
+
+class ExampleIndex:
+    """Every intent's and flow's example on the heads' shared embedding, to find the line
+    nearest a message. ``batcher`` embeds the message (its vector is the heads' own, cached);
+    the lines are embedded once."""
+
+    def __init__(self, pack: Pack, batcher: Any) -> None:
+        self.batcher = batcher
+        owners: dict[str, str | None] = {line: None for line, _ in pack.intent_lines()}
+        for flow in pack.flows.values():
+            owners.update({ex: flow.name for ex in flow.trigger.examples})
+        self.lines, self.owners = list(owners), list(owners.values())
+        self._matrix: Any = None
+
+    @property
+    def useful(self) -> bool:
+        return self.batcher is not None and any(self.owners)
+
+    async def nearest(self, text: str) -> Nearest | None:
+        if not self.useful:
+            return None
+        if self._matrix is None:
+            from bot.heads.encoder import embed_shipped
+
+            self._matrix = await asyncio.to_thread(embed_shipped, self.lines)  # once
+        vector = await self.batcher.embed(text)
+        scores = self._matrix @ vector
+        best = int(scores.argmax())
+        return Nearest(self.owners[best], float(scores[best]))
+
+
+def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest | None) -> Signals:
+    """What the message says for starting ``flow``."""
+    t = flow.trigger
+    read_act = intent_read["outcome"] == "act" and intent_read["answer"] in t.intents
+    gate = pack.gates["flowExample"]
+    return Signals(
+        intent=read_act,
+        routed=read_act and intent_read.get("gate") == "preflight.flow",
+        near=near is not None and near.flow == flow.name and near.cosine >= gate,
+        worded=bool(t.keywords) and bool(matching(normalise(text), t.keywords)),
+        change=first_change(flow, text, pack.gates["repeat"]),
+        elsewhere=bool(t.intents) and _leans_elsewhere(intent_read, t.intents),
+    )
+
+
+def _leans_elsewhere(read: Read, intents: list[str]) -> bool:
+    """An unsure, not novel read whose likeliest answer is another intent, more likely than not."""
+    return (
+        read["outcome"] != "act"
+        and read.get("reason") != "novel"
+        and read["answer"] not in (None, "none", *intents)
+        and read["confidence"] >= LEANS_AT
+    )
+
+
+def first_change(flow: Flow, text: str, gate: float) -> dict[str, Any] | None:
+    """The first change the flow's repeat step reads in ``text`` (at its ``repeat`` gate) with
+    an item the text names and a count it gives ("a user" is no count: "how do I add a user"
+    asks how, it orders nothing), or None."""
+    step = next((s for s in flow.steps if s.repeat and s.items), None)
+    if step is None:
+        return None
+    first = next(iter(step.items))
+    for r in read_message(text, step.items, (first, "default")):
+        counted = r.quantity is not None and (r.quantity > 1 or _ONE.search(r.phrase) is not None)
+        if r.item_from == "phrase" and counted and r.pick in _CHANGES and r.confidence >= gate:
+            return {"step": step.id, "pick": r.pick, "item": r.item, "quantity": r.quantity}
+    return None
+
+
+def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
+    """Whether the signals start ``flow``, given the intent read confidently (None: none)."""
+    if s.routed:
+        return True
+    if confident is not None and not s.intent:
+        return False  # a confident other intent: never a flow on a shared word
+    intent = pack.intent(flow.trigger.intent or "")
+    shared = intent is not None and intent.outcome is not None
+    own_words = (s.worded and not s.elsewhere) or s.near or s.change is not None
+    if shared:
+        return own_words and (s.intent or confident is None)
+    return s.intent or own_words
