@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -95,6 +96,29 @@ def test_chat_holds_a_conversation_and_shows_decisions(tmp_path: Path) -> None:
     assert "scope   out (out_of_scope:weather)" in out and "move    decline" in out
     assert "[sources: faq-docker]" in out
     assert "move    handoff: forced" in out
+    # Quiet by default: no info or debug lines, no model-loading bars between the turns.
+    for noise in (" INFO ", " DEBUG ", "Loading weights", "bm25s"):
+        assert noise not in result.stderr, result.stderr
+
+
+def test_chat_serves_the_demo_api_so_the_seat_flow_works(tmp_path: Path) -> None:
+    result = run(
+        ["chat", "--quiet"],
+        tmp_path,
+        stdin="I'd like to add seats please\nsam@example.com\nsub_acme1\nadd 3 seats\ndone\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Added 3 seats (now 8)" in result.stdout
+    assert "All set: your subscription changes are in." in result.stdout
+    assert "/demo-api" in result.stderr and "http://127.0.0.1:" in result.stderr
+
+
+def test_verbosity_flags_set_the_log_level() -> None:
+    from bot.cli.output import level_for
+
+    assert [level_for(n) for n in (0, 1, 2, 3)] == [
+        logging.WARNING, logging.INFO, logging.DEBUG, logging.DEBUG
+    ]
 
 
 def test_run_serves_the_api_until_stopped(tmp_path: Path) -> None:
