@@ -66,6 +66,30 @@ def test_doctor_reports_each_part(tmp_path: Path) -> None:
         assert part in result.stdout
     assert "GATEBOT_MODEL=offline" in result.stdout and "sqlite" in result.stdout
     assert "slack (not configured)" in result.stdout and "web" in result.stdout
+    # Doctor only looks: it creates no database and applies no migration.
+    assert "no database yet" in result.stdout
+    assert not (tmp_path / "var" / "gatebot.db").exists()
+
+
+def test_doctor_names_pending_migrations_and_applies_none(tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    from bot.cli.doctor import _database
+    from bot.config import Settings
+    from bot.store import Store
+    from bot.store.migrations import MIGRATIONS
+
+    settings = Settings(data_dir=tmp_path)
+    store = Store(settings.database_url)
+    store.migrate()
+    last = MIGRATIONS[-1][0]
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM schema_migrations WHERE name = :n"), {"n": last})
+    part, status, detail = _database(settings)
+    assert (part, status) == ("database", "warn")
+    assert f"1 pending ({last})" in detail and "gatebot run applies them" in detail
+    assert last not in store.applied_migrations()
+    store.close()
 
 
 def test_doctor_fails_on_an_unreachable_database(tmp_path: Path) -> None:
