@@ -89,7 +89,9 @@ class Agent:
         self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
     ) -> TurnResult:
         """Run one customer message through a turn. ``inbox_key`` (default ``external_id``) is what
-        makes a delivery unique on its channel; a repeat returns the first turn's answer."""
+        makes a delivery unique on its channel; a repeat returns the first turn's answer. A key
+        scoped to the conversation is ``CONVERSATION_ID:EXTERNAL_ID`` (the web channel's), so a
+        turn re-run after a crash can still record the client's own id."""
         clock = Clock()
         async with self._lock(conv.id):
             msg, duplicate = self.store.receive(
@@ -122,7 +124,8 @@ class Agent:
                 continue
             async with self._lock(conv.id):
                 if self.store.turn_for_message(msg.id or 0) is None:
-                    done.append((conv, await self._turn(msg, msg.external_id, Clock())))
+                    external_id = _client_id(conv.id, msg.external_id)
+                    done.append((conv, await self._turn(msg, external_id, Clock())))
         return done
 
     def _lock(self, conversation_id: str) -> asyncio.Lock:
@@ -479,3 +482,11 @@ def _record_acted(record: TurnRecord, acted: Acted) -> None:
     record["reply"] = acted.reply
     if record["reply"]["text"] is None:
         record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")
+
+
+def _client_id(conversation_id: str, inbox_key: str | None) -> str | None:
+    """The client's id inside a stored inbox key: the part after ``CONVERSATION_ID:`` for a key
+    scoped to the conversation, else the key itself (Slack's and Discord's are the id)."""
+    if inbox_key is None:
+        return None
+    return inbox_key.removeprefix(f"{conversation_id}:")
