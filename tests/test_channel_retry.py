@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
+import gatebot_discord
 import pytest
 from aiohttp import web
 
-import gatebot_discord
 from bot.app import App
 from bot.config import Settings
 from bot.errors import ChannelUnavailable, ConfigError

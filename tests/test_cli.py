@@ -181,3 +181,32 @@ def test_run_serves_the_api_until_stopped(tmp_path: Path) -> None:
             proc.wait()
     assert proc.returncode == 0
     assert (tmp_path / "var" / "gatebot.db").exists()
+
+
+def test_progress_bars_show_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from bot.cli.output import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    pipe, terminal = io.StringIO(), Terminal()
+    monkeypatch.setattr(sys, "stderr", pipe)
+    assert list(progress(range(3), "work")) == [0, 1, 2]
+    assert pipe.getvalue() == ""
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert list(progress(range(3), "work")) == [0, 1, 2]
+    assert "work:" in terminal.getvalue() and "0/3" in terminal.getvalue()
+
+
+def test_lists_print_as_aligned_tables() -> None:
+    from bot.cli.output import table
+
+    assert table(["name", "n"], [["refund", 7], ["demo", 12]]).splitlines() == [
+        "name    n",
+        "------  --",
+        "refund  7",
+        "demo    12",
+    ]

@@ -325,7 +325,9 @@ def test_cli_lists_exports_imports_and_compile_refuses_offline(
     runner = CliRunner()
     listed = runner.invoke(command, ["list"])
     assert listed.exit_code == 0, listed.output
-    assert "refund" in listed.output and "order: ask_email@1 ask_order@1 lookup@1" in listed.output
+    assert "refund" in listed.output and "ask_email@1 ask_order@1 lookup@1" in listed.output
+    listed_json = json.loads(runner.invoke(command, ["list", "--json"]).output)
+    assert [f["name"] for f in listed_json] == ["add_seats", "demo", "refund"]
     exported = runner.invoke(command, ["export", "refund"])
     doc = json.loads(exported.output)
     assert doc["format"] == "gatebot-flow" and doc["flow"]["name"] == "refund"

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.cli.output import echo_json
 from bot.config import Settings
 from bot.errors import GatebotError, PackErrors
 from bot.packs import load_pack
@@ -114,8 +115,10 @@ def _channels(settings: Settings) -> Check:
 
 
 @click.command("doctor")
-def command() -> None:
-    """Check providers, channels, plugins, database and embedding model."""
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+def command(as_json: bool) -> None:
+    """Check providers, channels, plugins, database and embedding model. Writes nothing; exits 1
+    when a part fails."""
     settings = Settings.from_env()
     manager = load_plugins()
     checks: list[Check] = [_pack(settings)]
@@ -142,11 +145,18 @@ def command() -> None:
             email or "no transport configured: escalation email fails honestly",
         )
     )
+    if as_json:
+        echo_json([{"part": p, "status": st, "detail": d} for p, st, d in checks])
+    else:
+        _print(checks)
+    if any(c[1] == "fail" for c in checks):
+        raise SystemExit(1)
+
+
+def _print(checks: list[Check]) -> None:
     width = max(len(c[0]) for c in checks)
     for part, status, detail in checks:
         colour = {"ok": "green", "warn": "yellow", "fail": "red"}[status]
         click.echo(
             f"{part.ljust(width)}  {click.style(status.upper().ljust(4), fg=colour)}  {detail}"
         )
-    if any(c[1] == "fail" for c in checks):
-        raise SystemExit(1)

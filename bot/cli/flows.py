@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
+from bot.cli.output import table
 from bot.config import Settings
 from bot.errors import PackErrors
 from bot.flows import service
@@ -43,12 +44,22 @@ def command() -> None:
 
 
 @command.command("list")
-def list_() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the flows as JSON.")
+def list_(as_json: bool) -> None:
     """The pack's flows and their schedules."""
-    for flow in sorted(_pack().flows.values(), key=lambda f: f.name):
-        row = service.describe_flow(flow)
-        click.echo(f"{row['name']:<14} v{row['version']:<4} {row['status']:<7} {row['title']}")
-        click.echo(f"  order: {' '.join(row['schedule'])}")
+    rows = [service.describe_flow(f) for f in sorted(_pack().flows.values(), key=lambda f: f.name)]
+    if as_json:
+        _echo(rows)
+        return
+    click.echo(
+        table(
+            ["flow", "version", "status", "title", "order"],
+            [
+                [r["name"], f"v{r['version']}", r["status"], r["title"], " ".join(r["schedule"])]
+                for r in rows
+            ],
+        )
+    )
 
 
 @command.command("show")
