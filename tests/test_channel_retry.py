@@ -173,3 +173,27 @@ async def test_discord_api_url_is_where_the_token_is_checked(
     finally:
         await runner.cleanup()
     assert seen == ["/api/v10/users/@me Bot secret-token"]
+
+
+async def test_slack_out_of_reach_is_retried_while_the_widget_serves(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gatebot_slack
+
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-secret")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "signing-secret")
+    monkeypatch.setenv("SLACK_API_URL", f"http://127.0.0.1:{closed_port()}/api/")
+    settings.channels = ["web", "slack"]
+    settings.port = closed_port()
+    app = App(settings, extra_plugins=[gatebot_slack])
+    await app.start()
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{settings.port}/healthz") as resp:
+                health = await resp.json()
+        assert health["status"] == "degraded" and health["channels"]["web"] == {"status": "up"}
+        assert health["channels"]["slack"]["status"] == "connecting"
+        assert "cannot reach Slack" in health["channels"]["slack"]["error"]
+        assert "xoxb-secret" not in str(health)
+    finally:
+        await app.stop()

@@ -99,3 +99,16 @@ def test_the_readme_cites_keys_the_sample_pack_has() -> None:
     ours = {k for k in cited if k.split("#")[0] in keys}
     assert "doc-monitor#alerts" in ours
     assert ours - keys - old == set()
+
+
+def test_troubleshooting_covers_every_part_doctor_checks() -> None:
+    import inspect
+
+    from bot.cli import doctor
+
+    source = inspect.getsource(doctor)
+    parts = set(re.findall(r'\(\s*"([a-z ]+)",\s*"(?:ok|warn|fail)"', source))
+    parts |= set(re.findall(r'return \(\s*"([a-z ]+)",', source))
+    assert {"pack", "database", "redis", "embedding model"} <= parts
+    rows = " ".join(row[0] for row in table_rows(section("Troubleshooting")))
+    assert {p for p in parts if p not in rows} == set()
