@@ -188,9 +188,11 @@ async def test_slack_out_of_reach_is_retried_while_the_widget_serves(
     app = App(settings, extra_plugins=[gatebot_slack])
     await app.start()
     try:
-        async with aiohttp.ClientSession() as http:
-            async with http.get(f"http://127.0.0.1:{settings.port}/healthz") as resp:
-                health = await resp.json()
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{settings.port}/healthz") as resp,
+        ):
+            health = await resp.json()
         assert health["status"] == "degraded" and health["channels"]["web"] == {"status": "up"}
         assert health["channels"]["slack"]["status"] == "connecting"
         assert "cannot reach Slack" in health["channels"]["slack"]["error"]
