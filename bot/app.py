@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.admission import TurnAdmission
+from bot.channelretry import ChannelRetries
 from bot.config import Settings
-from bot.errors import ConfigError, GatebotError
+from bot.errors import ChannelUnavailable, ConfigError, GatebotError
 from bot.events import EventBus
 from bot.extend.channel import ChannelAdapter
 from bot.extend.email import EmailTransport, NoEmail
@@ -126,6 +127,7 @@ class App:
         for name, why in self.agent.flows.disabled.items():
             log.warning("flow %s is disabled: %s", name, why)
         self.channels: list[ChannelAdapter] = []
+        self.retries = ChannelRetries()
         self._sweeper: asyncio.Task[None] | None = None
         self.host = self._build_host()
         self._describe_metrics()
@@ -239,6 +241,10 @@ class App:
             for adapter in list(self.channels):
                 try:
                     await adapter.start()
+                except ChannelUnavailable as exc:
+                    # Out of reach for now: the others serve while it is retried.
+                    self.channels.remove(adapter)
+                    self.retries.retry(adapter, exc, self.channels.append)
                 except BaseException:
                     self.channels.remove(adapter)  # never started: nothing to stop
                     raise
@@ -258,6 +264,7 @@ class App:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
+        await self.retries.stop()
         for adapter in reversed(self.channels):
             try:
                 await adapter.stop()
@@ -279,4 +286,8 @@ class App:
             "pack_version": self.pack.version,
             "provider": f"{self.provider.name}:{self.provider.model}".rstrip(":"),
             "retriever": self.retriever.name,
+            "channels": {
+                **{c.name: {"status": "up"} for c in self.channels},
+                **self.retries.report(),
+            },
         }

@@ -64,3 +64,8 @@ class Overloaded(Unavailable):
 
 class ProviderError(GatebotError):
     """A model provider failed (timeout, rate limit, server error). The turn falls back."""
+
+
+class ChannelUnavailable(GatebotError):
+    """A channel could not reach its platform now (no connection, DNS, a timeout). Unlike a
+    refused token, trying again later can work: the app keeps retrying it in the background."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,10 +108,16 @@ class Scores:
         }
 
 
-async def run_set(agent: Any, store: Any, cases: list[Case]) -> Scores:
-    """Each case in a conversation of its own, through the agent's whole turn."""
+async def run_set(
+    agent: Any,
+    store: Any,
+    cases: list[Case],
+    progress: Callable[[list[Case]], Iterable[Case]] = iter,
+) -> Scores:
+    """Each case in a conversation of its own, through the agent's whole turn; ``progress``
+    wraps the cases (a command passes a progress bar)."""
     scores = Scores()
-    for n, case in enumerate(cases):
+    for n, case in enumerate(progress(cases)):
         conv, _ = store.create_conversation("evalset", external_id=f"evalset-{n}")
         result = await agent.handle(conv, case.text, f"evalset-{n}")
         scores.add(case, verdict(case, result.record, result.replies))

@@ -263,13 +263,16 @@ async def test_a_turn_interrupted_by_a_crash_runs_at_start(settings: Settings) -
     app = App(settings, recorders=[MemoryRecorder()])
     await app.start(channels=False)
     conv = app.store.create_conversation("web")[0]
-    app.store.receive(conv.id, "web", "lost", "hello")  # stored, then the process died
+    # Stored under the web channel's inbox key (conversation:client id), then the process died.
+    app.store.receive(conv.id, "web", f"{conv.id}:client-7", "hello")
     await app.stop()
     memory = MemoryRecorder()
     again = App(settings, recorders=[memory])
     await again.start(channels=False)
     try:
         assert [t["message"]["text"] for t in memory.turns] == ["hello"]
+        # The record names the client's id, as the turn would have had it run at once.
+        assert memory.turns[0]["message"]["external_id"] == "client-7"
         assert again.store.pending() == []
     finally:
         await again.stop()

@@ -379,6 +379,9 @@ def test_the_catalog_command_lists_tools_and_points_at_errors(tmp_path: Path) ->
     ok = CliRunner().invoke(command, [str(ACME)])
     assert ok.exit_code == 0 and "orders.refund_order  POST" in ok.output
     assert "changes, owned order_id" in ok.output
+    rows = json.loads(CliRunner().invoke(command, [str(ACME), "--json"]).output)
+    refund = next(r for r in rows if r["tool"] == "orders.refund_order")
+    assert refund["flags"] == ["changes", "owned order_id"] and refund["method"] == "POST"
     (tmp_path / "apis.yaml").write_text(
         "apis:\n  - name: x\n    base_url: https://x.example\n    endpoints:\n"
         '      - {id: a, method: GET, path: "/a/{b}", description: a}\n',

@@ -335,16 +335,34 @@ def test_cli_lists_exports_imports_and_compile_refuses_offline(
     runner = CliRunner()
     listed = runner.invoke(command, ["list"])
     assert listed.exit_code == 0, listed.output
-    assert "refund" in listed.output and "order: ask_email@1 ask_order@1 lookup@1" in listed.output
+    assert "refund" in listed.output and "ask_email@1 ask_order@1 lookup@1" in listed.output
+    listed_json = json.loads(runner.invoke(command, ["list", "--json"]).output)
+    assert [f["name"] for f in listed_json] == ["add_seats", "demo", "refund"]
     exported = runner.invoke(command, ["export", "refund"])
     doc = json.loads(exported.output)
     assert doc["format"] == "gatebot-flow" and doc["flow"]["name"] == "refund"
     doc["flow"]["steps"][1]["prevStepIds"] = ["nowhere"]
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     bad = runner.invoke(command, ["import", "bad.json", "--into", str(tmp_path / "p")])
-    assert isinstance(bad.exception, PackErrors)
-    assert "steps.ask_order.prevStepIds[0]" in str(bad.exception)
+    assert bad.exit_code == 1, bad.output
+    assert "steps.ask_order.prevStepIds[0]" in bad.output and "no flow written" in bad.output
     assert not (tmp_path / "p" / "flows" / "refund.yaml").exists()
+    # A tool no registered plugin provides is refused at import, not found later at run.
+    doc["flow"]["steps"][1]["prevStepIds"] = ["ask_email"]
+    doc["flow"]["steps"][2]["tools"] = ["orders.nonesuch"]
+    monkeypatch.setenv("GATEBOT_PLUGINS", "offline,catalog")
+    (tmp_path / "tool.json").write_text(json.dumps(doc))
+    refused = runner.invoke(command, ["import", "tool.json", "--into", str(tmp_path / "p")])
+    assert refused.exit_code == 1, refused.output
+    assert "unknown tool 'orders.nonesuch'" in refused.output
+    assert "register these tools for this pack:" in refused.output
+    assert "orders.lookup_order" in refused.output
+    assert not (tmp_path / "p" / "flows" / "refund.yaml").exists()
+    doc["flow"]["steps"][2]["tools"] = ["orders.lookup_order"]
+    (tmp_path / "good.json").write_text(json.dumps(doc))
+    good = runner.invoke(command, ["import", "good.json", "--into", str(tmp_path / "p")])
+    assert good.exit_code == 0, good.output
+    assert (tmp_path / "p" / "flows" / "refund.yaml").exists()
     compiled = runner.invoke(command, ["compile", "refund an order after checking it"])
     assert isinstance(compiled.exception, ConfigError)
     assert "offline provider cannot draft a flow" in str(compiled.exception)

@@ -220,6 +220,35 @@ async def test_checkpoints_rewind_edit_and_fork_leave_the_original_unchanged(
     assert fork_cps[4].output["status"] == "dry_run"
 
 
+async def test_a_fork_at_the_router_runs_only_the_recorded_route(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    """The router's checkpoint was taken before its choice skipped the other branch, so a fork
+    there ran both: "Order 1042 can't be refunded here" and the read-back in one turn."""
+    client, _ = flow_client
+    chat = await start(client)
+    await to_read_back(chat)
+    resp = await client.get(f"/api/staff/runs?conversation={chat.conv['id']}", headers=STAFF)
+    (run,) = (await resp.json())["runs"]
+    resp = await client.post(
+        f"/api/staff/runs/{run['id']}/fork", headers=STAFF, json={"at_step": "eligibility"}
+    )
+    assert resp.status == 201, await resp.text()
+    body = await chat.say("ok")
+    assert "can't be refunded" not in text_of(body)
+    assert text_of(body) == READ_BACK
+    assert [s["step"] for s in body["turn"]["flow"]["steps"]] == ["refund"]
+    # An edited route is followed the same way: only the branch it names runs.
+    resp = await client.post(
+        f"/api/staff/runs/{body['turn']['flow']['run']}/fork",
+        headers=STAFF,
+        json={"at_step": "eligibility", "output": {"route": "not_eligible", "why": "edited"}},
+    )
+    assert resp.status == 201, await resp.text()
+    body = await chat.say("ok")
+    assert "can't be refunded" in text_of(body) and "Just to confirm" not in text_of(body)
+
+
 async def test_staff_api_needs_the_staff_token(
     flow_client: tuple[TestClient, App], monkeypatch: pytest.MonkeyPatch
 ) -> None:

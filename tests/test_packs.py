@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -129,8 +130,13 @@ def test_check_command_reports_errors_without_traceback(pack_copy: Path) -> None
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     assert "gates.yaml:" in result.stderr and "[intent]" in result.stderr
     assert "Traceback" not in result.output
+    as_json = CliRunner().invoke(cli, ["check", str(pack_copy), "--json"])
+    assert as_json.exit_code == 1
+    report = json.loads(as_json.stdout)
+    assert report["ok"] is False and any(e["field"] == "intent" for e in report["errors"])
     ok = CliRunner().invoke(cli, ["check", str(ACME)])
     assert ok.exit_code == 0 and ok.stdout.startswith("ok: pack acme")
+    assert json.loads(CliRunner().invoke(cli, ["check", str(ACME), "--json"]).stdout)["ok"]
 
 
 def test_missing_pack_folder(tmp_path: Path) -> None:

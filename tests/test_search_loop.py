@@ -154,7 +154,7 @@ async def test_a_model_searches_twice_reads_a_window_and_answers_citing_keys(
     results = tool_results(api, last.body)
     assert len(results) == 3 and not any(error for _, error in results)
     window = json.loads(results[2][0])
-    assert window["text"].startswith("Acme Pipelines runs your build")
+    assert window["text"].startswith("## Pipelines\n\nAcme Pipelines runs your build")
     assert (window["offset"], window["length"], window["next_offset"]) == (0, 120, 120)
     assert window["total"] > 120
     assert "faq-slack-alerts" in results[1][0]
@@ -212,7 +212,7 @@ async def test_a_citation_never_retrieved_is_refused_retried_once_then_queued(
     assert [f["key"] for f in record["facts"]] == [
         "faq-docker",
         "faq-slack-alerts",
-        "doc-monitor#2",
+        "doc-monitor#alerts",
     ]
     assert len(server.requests) == 3
     retry = server.requests[2].body
@@ -309,9 +309,9 @@ async def test_the_websocket_streams_tool_progress_before_the_reply_recorded_as_
     assert question not in json.dumps(events[1:5])  # progress carries no query text
     turn = body["turn"]
     assert turn["facts"] == [
-        {"key": "doc-monitor#1", "source": turn["facts"][0]["source"], "mode": "bm25"}
+        {"key": "doc-monitor#checks", "source": turn["facts"][0]["source"], "mode": "bm25"}
     ]
-    assert [c["key"] for c in body["replies"][0]["citations"]] == ["doc-monitor#1"]
+    assert [c["key"] for c in body["replies"][0]["citations"]] == ["doc-monitor#checks"]
 
 
 # --- the loop and the tools on their own ----------------------------------------------------

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("GATEBOT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-START_TIMEOUT = 30.0
+# A bound, not a speed check: on a loaded two-core machine a cold start takes over 30 s.
+START_TIMEOUT = 90.0
 WAIT_MS = 15_000  # the longest any single browser wait may take
 
 LAUNCHER = '[data-gatebot="launcher"]'
@@ -71,7 +72,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log_path = data / "server.log"
     base = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen([str(exe), "run"], cwd=ROOT, env=env, stdout=log,
+        # -v: the log says what started and when, should the start fail (quiet by default).
+        proc = subprocess.Popen([str(exe), "-v", "run"], cwd=ROOT, env=env, stdout=log,
                                 stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + START_TIMEOUT

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 
 import click
@@ -20,19 +19,26 @@ from bot.cli import (
     run,
     scope,
 )
+from bot.cli.output import setup_logging
 from bot.errors import GatebotError
 from bot.plugins import load_plugins
 
 
 @click.group()
 @click.version_option(__version__, prog_name="gatebot")
-@click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
-def cli(verbose: bool) -> None:
-    """gatebot: a gated conversational agent for customer conversations."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Log more: -v at info level, -vv at debug level (default: warnings and errors).",
+)
+def cli(verbose: int) -> None:
+    """gatebot: a gated conversational agent for customer conversations.
+
+    Exit codes: 0 done, 1 a check failed or something changed (doctor, preflight replay),
+    2 a usage or configuration error, 130 interrupted.
+    """
+    setup_logging(verbose)
 
 
 for module in (run, chat, check, plugins_cmd, doctor, heads, preflight, flows, scope, evalset):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 from typing import Any
 
 import click
 
 from bot.app import App
+from bot.cli.loopback import reserve_port, serve_routes
 from bot.config import Settings
 from bot.extend.recorder import summarise
 
@@ -21,7 +23,14 @@ def command(pack: str | None, quiet: bool) -> None:
     settings = Settings.from_env()
     if pack is not None:
         settings.pack = settings.pack.__class__(pack)
-    asyncio.run(_chat(settings, quiet))
+    # The plugins' routes (the demo orders API) are served on a loopback port of this process;
+    # the app is built for that address, so the catalog's demo base URL points at it.
+    sock = reserve_port()
+    settings.host, settings.port = "127.0.0.1", sock.getsockname()[1]
+    try:
+        asyncio.run(_chat(settings, quiet, sock))
+    finally:
+        sock.close()
 
 
 def _render(reply: dict[str, Any]) -> str:
@@ -32,9 +41,17 @@ def _render(reply: dict[str, Any]) -> str:
     return f"[{reply.get('card', reply['type'])} card: {details}]"
 
 
-async def _chat(settings: Settings, quiet: bool) -> None:
+async def _chat(settings: Settings, quiet: bool, sock: socket.socket) -> None:
     app = App(settings)
     await app.start(channels=False)
+    runner = await serve_routes(app.host.routes, sock) if app.host.routes else None
+    if runner is not None:
+        paths = ", ".join(sorted({"/" + path.split("/")[1] for _, path, _ in app.host.routes}))
+        click.echo(
+            f"Plugin routes ({paths}) served for this chat on "
+            f"http://127.0.0.1:{settings.port}/.",
+            err=True,
+        )
     conv, _ = app.store.create_conversation("cli", external_id=uuid.uuid4().hex)
     click.echo(
         f"Chatting with the {app.pack.company} agent (pack {app.pack.name} "
@@ -56,4 +73,6 @@ async def _chat(settings: Settings, quiet: bool) -> None:
             if not quiet:
                 click.echo(click.style(summarise(result.record), dim=True))
     finally:
+        if runner is not None:
+            await runner.cleanup()
         await app.stop()

@@ -5,14 +5,19 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 
 import click
+from sqlalchemy.exc import SQLAlchemyError
 
+from bot.cli.output import echo_json
 from bot.config import Settings
 from bot.errors import GatebotError, PackErrors
 from bot.packs import load_pack
 from bot.plugins import load_plugins
 from bot.store import Store
+from bot.store.migrations import MIGRATIONS
 
 Check = tuple[str, str, str]  # (part, status ok|warn|fail, detail)
 
@@ -26,20 +31,41 @@ def _pack(settings: Settings) -> Check:
 
 
 def _database(settings: Settings) -> Check:
-    store = Store(settings.database_url)
-    try:
-        store.migrate()
-        store.ping()
+    """Reachable, and which migrations are applied and pending. Reads only: doctor never
+    migrates (``gatebot run`` does), and never creates a SQLite file that is not there."""
+    sqlite_file = _sqlite_file(settings.database_url)
+    if sqlite_file is not None and not sqlite_file.exists():
         return (
             "database",
-            "ok",
-            f"{store.safe_url} ({store.dialect}), "
-            f"{len(store.applied_migrations())} migration(s) applied",
+            "warn",
+            f"no database yet at {sqlite_file} (sqlite): gatebot run creates it and applies "
+            f"{len(MIGRATIONS)} migration(s)",
         )
+    store = Store(settings.database_url)
+    try:
+        store.ping()
+        applied = set(store.applied_migrations())
+    except SQLAlchemyError as exc:
+        return ("database", "fail", f"cannot reach the database at {store.safe_url}: {exc}")
     except GatebotError as exc:
         return ("database", "fail", str(exc))
     finally:
         store.close()
+    pending = [name for name, _ in MIGRATIONS if name not in applied]
+    where = f"{store.safe_url} ({store.dialect}), {len(applied)} migration(s) applied"
+    if pending:
+        return (
+            "database",
+            "warn",
+            f"{where}; {len(pending)} pending ({', '.join(pending)}): gatebot run applies them",
+        )
+    return ("database", "ok", where)
+
+
+def _sqlite_file(url: str) -> Path | None:
+    if not url.startswith("sqlite:///") or url.startswith("sqlite:///:memory:"):
+        return None
+    return Path(url.removeprefix("sqlite:///"))
 
 
 def _embeddings() -> Check:
@@ -71,7 +97,8 @@ def _channels(settings: Settings) -> Check:
     from bot.app import App
 
     try:
-        app = App(settings)
+        # Built on an in-memory database and with no recorders: this check writes nothing.
+        app = App(replace(settings, database_url="sqlite:///:memory:", recorders=[]))
     except GatebotError as exc:
         return ("channels", "fail", f"the app cannot be built: {exc}")
     wanted = settings.channels
@@ -88,8 +115,10 @@ def _channels(settings: Settings) -> Check:
 
 
 @click.command("doctor")
-def command() -> None:
-    """Check providers, channels, plugins, database and embedding model."""
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+def command(as_json: bool) -> None:
+    """Check providers, channels, plugins, database and embedding model. Writes nothing; exits 1
+    when a part fails."""
     settings = Settings.from_env()
     manager = load_plugins()
     checks: list[Check] = [_pack(settings)]
@@ -116,11 +145,18 @@ def command() -> None:
             email or "no transport configured: escalation email fails honestly",
         )
     )
+    if as_json:
+        echo_json([{"part": p, "status": st, "detail": d} for p, st, d in checks])
+    else:
+        _print(checks)
+    if any(c[1] == "fail" for c in checks):
+        raise SystemExit(1)
+
+
+def _print(checks: list[Check]) -> None:
     width = max(len(c[0]) for c in checks)
     for part, status, detail in checks:
         colour = {"ok": "green", "warn": "yellow", "fail": "red"}[status]
         click.echo(
             f"{part.ljust(width)}  {click.style(status.upper().ljust(4), fg=colour)}  {detail}"
         )
-    if any(c[1] == "fail" for c in checks):
-        raise SystemExit(1)

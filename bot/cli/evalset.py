@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from bot.app import App
+from bot.cli.output import progress
 from bot.config import Settings
 from bot.evalset import Case, Scores, load_set, run_set
 
@@ -42,7 +43,9 @@ async def _run(pack: Path | None, cases: list[Case]) -> Scores:
         app = App(settings)
         await app.start(channels=False)
         try:
-            return await run_set(app.agent, app.store, cases)
+            return await run_set(
+                app.agent, app.store, cases, lambda c: progress(c, "evalset", total=len(c))
+            )
         finally:
             await app.stop()
 

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
+from bot.cli.output import table
 from bot.config import Settings
+from bot.errors import PackErrors
 from bot.flows import service
-from bot.flows.load import export_flow, import_flow
+from bot.flows.load import check_tools, export_flow, import_flow
+from bot.flows.model import Flow
 from bot.packs import Pack, load_pack
 from bot.store import Store
 
@@ -40,12 +44,22 @@ def command() -> None:
 
 
 @command.command("list")
-def list_() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the flows as JSON.")
+def list_(as_json: bool) -> None:
     """The pack's flows and their schedules."""
-    for flow in sorted(_pack().flows.values(), key=lambda f: f.name):
-        row = service.describe_flow(flow)
-        click.echo(f"{row['name']:<14} v{row['version']:<4} {row['status']:<7} {row['title']}")
-        click.echo(f"  order: {' '.join(row['schedule'])}")
+    rows = [service.describe_flow(f) for f in sorted(_pack().flows.values(), key=lambda f: f.name)]
+    if as_json:
+        _echo(rows)
+        return
+    click.echo(
+        table(
+            ["flow", "version", "status", "title", "order"],
+            [
+                [r["name"], f"v{r['version']}", r["status"], r["title"], " ".join(r["schedule"])]
+                for r in rows
+            ],
+        )
+    )
 
 
 @command.command("show")
@@ -138,16 +152,47 @@ def export(name: str) -> None:
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--into", type=click.Path(), default=None, help="Pack folder (default: the pack).")
 def import_(path: str, into: str | None) -> None:
-    """Validate an export and write it into the pack's flows/ as YAML."""
+    """Validate an export (its steps, and its tools against the registered plugins) and write it
+    into the pack's flows/ as YAML. Exits 1, writing nothing, when it is not valid."""
     import yaml
 
-    pack = _pack()
-    flow = import_flow(Path(path).read_text(encoding="utf-8"), path, pack.roles, pack.mods)
+    settings = _settings()
+    pack = load_pack(settings.pack)
+    try:
+        flow = import_flow(Path(path).read_text(encoding="utf-8"), path, pack.roles, pack.mods)
+    except PackErrors as exc:
+        _refuse(path, [str(e) for e in exc.errors])
+    problems = _tool_problems(settings, flow)
+    if problems:
+        _refuse(path, problems)
     folder = Path(into or pack.root) / "flows"
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{flow.name}.yaml"
     target.write_text(yaml.safe_dump(flow.raw, sort_keys=False, allow_unicode=True))
     click.echo(f"ok: flow {flow.name} written to {target}")
+
+
+def _tool_problems(settings: Settings, flow: Flow) -> list[str]:
+    """The flow's tools against what the installed plugins register for this pack (the API
+    catalog's endpoints included), on an app that writes nothing."""
+    from bot.app import App
+
+    app = App(replace(settings, database_url="sqlite:///:memory:", recorders=[]))
+    try:
+        changes = {t.name for t in app.tools if t.changes}
+        problems = check_tools(flow, set(app.tools.tools), changes)
+        known = ", ".join(sorted(app.tools.tools)) or "none"
+        hint = f"the installed plugins register these tools for this pack: {known}"
+        return [*problems, hint] if problems else []
+    finally:
+        app.store.close()
+
+
+def _refuse(path: str, problems: list[str]) -> NoReturn:
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    click.echo(f"{path} is not valid: no flow written", err=True)
+    raise SystemExit(1)
 
 
 @command.command("compile")

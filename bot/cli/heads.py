@@ -177,8 +177,9 @@ def train(
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def evaluate_cmd(head_dir: Path, data: Path, gate: float, as_json: bool) -> None:
     """Coverage, selective accuracy, out-of-scope false acts and calibration at a gate."""
+    from bot.cli.output import progress
     from bot.heads import load_head
-    from bot.heads.evaluate import evaluate
+    from bot.heads.evaluate import EVAL_BATCH, evaluate
     from bot.heads.train import read_jsonl
 
     try:
@@ -186,7 +187,11 @@ def evaluate_cmd(head_dir: Path, data: Path, gate: float, as_json: bool) -> None
         head = load_head(head_dir)
     except (ValueError, FileNotFoundError) as exc:
         raise GatebotError(str(exc)) from exc
-    result = evaluate(head, [t for t, _ in rows], [label for _, label in rows], gate)
+    texts, gold = [t for t, _ in rows], [label for _, label in rows]
+    batches = (len(texts) + EVAL_BATCH - 1) // EVAL_BATCH
+    result = evaluate(
+        head, texts, gold, gate, lambda b: progress(b, "heads eval (batches)", total=batches)
+    )
     if as_json:
         click.echo(json.dumps(result))
         return

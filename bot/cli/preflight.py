@@ -106,6 +106,7 @@ async def _replay(
     settings: Any, labels_path: Path, previous_path: Path, alert: bool
 ) -> tuple[dict[str, Any], str | None]:
     from bot.app import Registry
+    from bot.cli.output import progress
     from bot.extend.email import NoEmail
     from bot.packs import load_pack
     from bot.plugins import load_plugins
@@ -124,7 +125,9 @@ async def _replay(
         previous = json.loads(previous_path.read_text("utf-8"))
     try:
         preflight = Preflight(pack, provider, Readers(pack), "shadow")
-        rows = await run_cases(pack, preflight, read_labels(labels_path))
+        rows = await run_cases(
+            pack, preflight, read_labels(labels_path), lambda c: progress(c, "preflight replay")
+        )
     finally:
         await provider.aclose()
     report = build_report(pack, settings.model, rows, previous, previous_path)

@@ -13,12 +13,13 @@ from collections import Counter
 from dataclasses import dataclass
 
 from bot.packs import Pack
+from bot.packs.sections import keyed_paragraphs
 from bot.text import content_tokens
 
 
 @dataclass
 class Fact:
-    key: str  # what a reply cites: "faq-trial" or "doc-monitor#2"
+    key: str  # what a reply cites: "faq-trial" or "doc-monitor#alerts"
     text: str
     source: str  # "faq" or the document's path in the pack
     mode: str  # how it was found: hybrid | embeddings | bm25 | faq
@@ -30,11 +31,10 @@ def pack_passages(pack: Pack) -> list[Fact]:
     """Every fact a pack offers, FAQ first, before any scoring."""
     out = [Fact(f.key, f.answer, "faq", "faq", title=f.question) for f in pack.faq]
     for doc in pack.documents:
-        paragraphs = [p.strip() for p in doc.text.split("\n\n") if p.strip()]
-        for n, para in enumerate(paragraphs, start=1):
-            out.append(
-                Fact(f"{doc.key}#{n}", " ".join(para.split()), doc.path, "bm25", title=doc.title)
-            )
+        # Keys from the document's key and section headings: the knowledge plugin's keys.
+        for key, heading, para in keyed_paragraphs(doc.key, doc.text):
+            title = f"{doc.title}: {heading}" if heading else doc.title
+            out.append(Fact(key, para, doc.path, "bm25", title=title))
     return out
 
 

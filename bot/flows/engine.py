@@ -20,9 +20,9 @@ from bot.errors import GatebotError
 from bot.extend.provider import ModelProvider
 from bot.extend.tool import ToolRegistry
 from bot.flows.load import check_tools
-from bot.flows.model import EXIT_LOOP, Flow, Step
+from bot.flows.model import Flow, Step
 from bot.flows.outcome import StepResult
-from bot.flows.schedule import schedule
+from bot.flows.schedule import schedule, skip_untaken
 from bot.flows.state import holds
 from bot.flows.steps import ask, llm_call, repeat, reply, router, tool
 from bot.flows.steps.base import StepHost, StepTurn
@@ -248,20 +248,8 @@ class FlowEngine(StepHost):
             for e in t.progress["entries"]:
                 e[2] = "skipped" if e[2] == "pending" else e[2]
             return
-        if step.type != "router":
-            return
-        chosen = output.get("route")
-        pass_no = entry[1]
-        loop = t.flow.loop_of(step.id)
-        for e in t.progress["entries"]:
-            if e[2] != "pending":
-                continue
-            if (chosen == EXIT_LOOP and loop and e[0] in loop.body) or (
-                e[0] in t.flow.successors(step.id)
-                and e[0] != chosen
-                and (loop is None or e[0] not in loop.body or e[1] == pass_no)
-            ):
-                e[2] = "skipped"
+        if step.type == "router":
+            skip_untaken(t.flow, t.progress["entries"], step.id, entry[1], output.get("route"))
 
     def _checkpoint(
         self,

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Any
 
-from bot.flows.model import Flow, Loop, Step
+from bot.flows.model import EXIT_LOOP, Flow, Loop, Step
 
 
 @dataclass(frozen=True)
@@ -105,3 +106,35 @@ def schedule(flow: Flow) -> list[Entry]:
         for pass_no in range(1, loop.max_passes + 1):
             out.extend(Entry(s, pass_no) for s in inner)
     return out
+
+
+def skip_untaken(
+    flow: Flow,
+    entries: list[list[Any]],
+    router_id: str,
+    pass_no: int,
+    chosen: Any,
+    reopen: bool = False,
+) -> None:
+    """Mark the pending entries a router's choice leaves out as skipped: its other successors
+    (this pass's, inside a loop) and, on an exit, its loop's later passes. Used by the walk after
+    the router runs and by a fork at the router, whose checkpoint may predate the marks or hold
+    an earlier choice (those marks are undone first: nothing after the router has run there)."""
+    loop = flow.loop_of(router_id)
+    if reopen:
+        later = False
+        for e in entries:
+            later = later or (e[0] == router_id and e[1] == pass_no)
+            if later and e[2] == "skipped" and (
+                e[0] in flow.successors(router_id) or (loop and e[0] in loop.body)
+            ):
+                e[2] = "pending"
+    for e in entries:
+        if e[2] != "pending":
+            continue
+        if (chosen == EXIT_LOOP and loop and e[0] in loop.body) or (
+            e[0] in flow.successors(router_id)
+            and e[0] != chosen
+            and (loop is None or e[0] not in loop.body or e[1] == pass_no)
+        ):
+            e[2] = "skipped"

@@ -10,7 +10,7 @@ from typing import Any
 from bot.errors import GatebotError
 from bot.flows.load import export_flow
 from bot.flows.model import Flow
-from bot.flows.schedule import schedule
+from bot.flows.schedule import schedule, skip_untaken
 from bot.packs import Pack
 from bot.store import FlowCheckpoint, FlowRun, Store
 
@@ -162,6 +162,12 @@ def _copy_checkpoints(
         if edited and output is not None:
             progress["outputs"][cp.step_id] = output
             _refill(flow, cp.step_id, output, progress)
+        if cp.idx == at and flow.step(cp.step_id).type == "router":
+            # The router's checkpoint was taken before its choice skipped the branches not
+            # taken; without this the fork would run both branches on its next message.
+            skip_untaken(
+                flow, progress["entries"], cp.step_id, cp.pass_no, out.get("route"), reopen=True
+            )
         copies.append(
             store.add_checkpoint(
                 run.id, cp.idx, cp.step_id, cp.pass_no, cp.input, out, cp.model, progress, edited

@@ -8,7 +8,7 @@ out-of-scope false-act rate the softmax alone would have had.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from bot.heads import NONE, Head
@@ -80,11 +80,29 @@ def score(
     }
 
 
-def evaluate(head: Head, texts: list[str], gold: list[str], gate: float) -> dict[str, Any]:
+#: Lines read per step of ``evaluate``: the steps a progress bar counts.
+EVAL_BATCH = 256
+
+
+def evaluate(
+    head: Head,
+    texts: list[str],
+    gold: list[str],
+    gate: float,
+    progress: Callable[[list[list[str]]], Iterable[list[str]]] = iter,
+) -> dict[str, Any]:
+    """The head's scores on ``texts`` against ``gold``, read in batches that ``progress`` wraps
+    (a command passes a progress bar)."""
+    batches = [texts[i : i + EVAL_BATCH] for i in range(0, len(texts), EVAL_BATCH)]
     novelty = getattr(head, "novelty", None)
     if novelty is None:
-        return score(head.predict(texts), gold, gate)
-    predictions, novel = head.read(texts)  # type: ignore[attr-defined]
+        return score([p for b in progress(batches) for p in head.predict(b)], gold, gate)
+    predictions: list[Any] = []
+    novel: list[bool] = []
+    for batch in progress(batches):
+        read, flags = head.read(batch)  # type: ignore[attr-defined]
+        predictions += read
+        novel += flags
     return _with_novelty(predictions, novel, gold, gate, novelty)
 
 

@@ -11,6 +11,7 @@ as a change, whatever the labels say.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,10 +58,16 @@ def read_labels(path: Path) -> list[Case]:
     return cases
 
 
-async def run_cases(pack: Pack, preflight: Preflight, cases: list[Case]) -> list[dict[str, Any]]:
-    """Each case's decision and answers, as a live turn would decide (scope check included)."""
+async def run_cases(
+    pack: Pack,
+    preflight: Preflight,
+    cases: list[Case],
+    progress: Callable[[list[Case]], Iterable[Case]] = iter,
+) -> list[dict[str, Any]]:
+    """Each case's decision and answers, as a live turn would decide (scope check included);
+    ``progress`` wraps the cases (a command passes a progress bar)."""
     out = []
-    for case in cases:
+    for case in progress(cases):
         row: dict[str, Any] = {"id": case.id, "text": case.text}
         try:
             answers = await preflight.answers(case.text, [])

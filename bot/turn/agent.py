@@ -96,7 +96,9 @@ class Agent:
         self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
     ) -> TurnResult:
         """Run one customer message through a turn. ``inbox_key`` (default ``external_id``) is what
-        makes a delivery unique on its channel; a repeat returns the first turn's answer."""
+        makes a delivery unique on its channel; a repeat returns the first turn's answer. A key
+        scoped to the conversation is ``CONVERSATION_ID:EXTERNAL_ID`` (the web channel's), so a
+        turn re-run after a crash can still record the client's own id."""
         clock = Clock()
         async with self._lock(conv.id):
             received = await self.db.call(
@@ -126,7 +128,8 @@ class Agent:
             async with self._lock(msg.conversation_id):
                 received = await self.db.call(self._unfinished, msg)
                 if received is not None and received.conversation is not None:
-                    turn = await self._turn(received, msg.external_id, Clock())
+                    external_id = _client_id(msg.conversation_id, msg.external_id)
+                    turn = await self._turn(received, external_id, Clock())
                     done.append((received.conversation, turn))
         return done
 
@@ -497,3 +500,11 @@ def _record_acted(record: TurnRecord, acted: Acted) -> None:
     record["reply"] = acted.reply
     if record["reply"]["text"] is None:
         record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")
+
+
+def _client_id(conversation_id: str, inbox_key: str | None) -> str | None:
+    """The client's id inside a stored inbox key: the part after ``CONVERSATION_ID:`` for a key
+    scoped to the conversation, else the key itself (Slack's and Discord's are the id)."""
+    if inbox_key is None:
+        return None
+    return inbox_key.removeprefix(f"{conversation_id}:")

@@ -72,7 +72,7 @@ class SearchKnowledge(Tool):
 class ReadSource(Tool):
     name = READ
     description = (
-        "Read a window of a passage or a whole document by key (e.g. 'doc-monitor#2' or "
+        "Read a window of a passage or a whole document by key (e.g. 'doc-monitor#alerts' or "
         "'doc-monitor'). Returns text, offset, length, total and next_offset (null at the end)."
     )
     schema = {

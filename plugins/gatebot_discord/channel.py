@@ -15,9 +15,11 @@ import logging
 import os
 from typing import Any
 
+import aiohttp
 import discord
+import yarl
 
-from bot.errors import ConfigError
+from bot.errors import ChannelUnavailable, ConfigError
 from bot.extend.channel import ChannelAdapter
 from bot.extend.host import ChannelHost
 from bot.packs.model import HelpDesk
@@ -33,6 +35,9 @@ from gatebot_discord.render import (
 )
 
 log = logging.getLogger(__name__)
+
+_DEFAULT_API = discord.http.Route.BASE
+_DEFAULT_GATEWAY = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
 
 #: How long ``start`` waits for the gateway's READY before returning (it keeps connecting).
 READY_TIMEOUT = 30.0
@@ -74,6 +79,7 @@ class DiscordChannel(ChannelAdapter):
         )
         self.handlers = Handlers(self)
         self._client: discord.Client | None = None
+        self._own_client = client is None
         if client is not None:  # tests hand in a client driven by dpytest
             self._attach(client)
         self._ready = asyncio.Event()
@@ -111,6 +117,7 @@ class DiscordChannel(ChannelAdapter):
                 "set its token (see the README's Discord section)"
             )
         self._ready.clear()
+        _point_at_discord()
         # reconnect=True: discord.py resumes or re-identifies on its own after a dropped gateway.
         self._task = asyncio.create_task(
             self.client.start(self._token, reconnect=True), name="discord-gateway"
@@ -127,6 +134,10 @@ class DiscordChannel(ChannelAdapter):
             self._task = None
             with contextlib.suppress(Exception):
                 await self.client.close()
+            if self._own_client:
+                self._client = None  # a closed client does not start again: the next is new
+            if _unreachable(error):
+                raise ChannelUnavailable(_why_not(error)) from error
             raise ConfigError(_why_not(error)) from error
         self._task.add_done_callback(_gateway_ended)
         if not self._ready.is_set():
@@ -274,6 +285,31 @@ class DiscordChannel(ChannelAdapter):
         if self.staff_role is not None and member.get_role(self.staff_role) is None:
             return False
         return channel.permissions_for(member).view_channel
+
+
+def _point_at_discord() -> None:
+    """Where discord.py connects: DISCORD_API_URL (REST, e.g. ``https://discord.com/api/v10``)
+    and DISCORD_GATEWAY_URL (the first websocket, ``wss://gateway.discord.gg/``), for a proxy or
+    a test double. discord.py keeps both on its classes, so they hold for the whole process."""
+    api = os.environ.get("DISCORD_API_URL", "").strip().rstrip("/")
+    gateway = os.environ.get("DISCORD_GATEWAY_URL", "").strip()
+    discord.http.Route.BASE = api or _DEFAULT_API
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = (
+        yarl.URL(gateway) if gateway else _DEFAULT_GATEWAY
+    )
+
+
+def _unreachable(error: BaseException | None) -> bool:
+    """No connection to Discord (DNS, refused, reset, a timeout, no gateway): worth retrying,
+    unlike a refused token or a missing intent."""
+    return isinstance(
+        error,
+        OSError
+        | asyncio.TimeoutError
+        | aiohttp.ClientError
+        | discord.GatewayNotFound
+        | discord.ConnectionClosed,
+    ) or (isinstance(error, discord.HTTPException) and error.status >= 500)
 
 
 def _why_not(error: BaseException | None) -> str:

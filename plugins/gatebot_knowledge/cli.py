@@ -73,6 +73,15 @@ def search_cmd(
     retriever = _retriever(pack, mode)
     retriever.build()
     facts = retriever.search_sync(query, k, gate=not ungated)
+    if len(facts) < k and not ungated:
+        # The answer cut-off dropped some: say so (on stderr, so --json stays parseable).
+        dropped = len(retriever.search_sync(query, k, gate=False)) - len(facts)
+        if dropped > 0:
+            click.echo(
+                f"{len(facts)} of --k {k} shown: {dropped} more scored below the answer cut-off "
+                "(too far from the question to answer from; --all shows them)",
+                err=True,
+            )
     if as_json:
         click.echo(json.dumps([asdict(f) for f in facts]))
         return

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bot.cli.output import progress
 from bot.errors import ConfigError
 from bot.store import Store
 from gatebot_knowledge.embedder import Embedder, load_embedder
@@ -142,7 +143,7 @@ def evaluate(
     ]
     totals = {"ndcg": 0.0, "recall": 0.0, "mrr": 0.0}
     times: list[float] = []
-    for q in scored:
+    for q in progress(scored, f"knowledge eval ({mode})"):
         t0 = time.perf_counter()
         qvec = embedder.embed_query(str(q["text"])) if embedder is not None else None
         ranked = index.rank(str(q["text"]), K, mode, qvec)

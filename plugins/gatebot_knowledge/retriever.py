@@ -294,10 +294,22 @@ class KnowledgeRetriever(Retriever):
             self._documents = {d.key: (d.title, d.text.strip()) for d in docs}
         return self._documents
 
+    def _numbered_aliases(self) -> dict[str, str]:
+        from bot.packs.sections import numbered_aliases
+
+        return {
+            old: new
+            for doc in self.pack.documents
+            for old, new in numbered_aliases(doc.key, doc.text).items()
+        }
+
     def read_sync(self, key: str, offset: int = 0, length: int = 2000) -> dict[str, Any]:
         if offset < 0 or length < 1:
             raise ValueError(f"offset must be >= 0 and length >= 1 (got {offset}, {length})")
         index = self._current()
+        if key not in index.by_key:
+            # A key numbered before the document had headings (in a stored record): today's.
+            key = self._numbered_aliases().get(key, key)
         if key in index.by_key:
             p = index.passages[index.by_key[key]]
             title, text = p.title, p.text
@@ -306,7 +318,7 @@ class KnowledgeRetriever(Retriever):
         else:
             raise UnknownKeyError(
                 f"no passage or document {key!r} in pack {self.pack.name!r}; "
-                "keys look like 'faq-trial', 'doc-monitor' or 'doc-monitor#2'"
+                "keys look like 'faq-trial', 'doc-monitor' or 'doc-monitor#alerts'"
             )
         total = len(text)
         if offset > total:

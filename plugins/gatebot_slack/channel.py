@@ -23,7 +23,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.errors import ConfigError
+from bot.errors import ChannelUnavailable, ConfigError
 from bot.extend.channel import ChannelAdapter
 from bot.extend.host import ChannelHost, Handler
 from bot.helpdesk import HelpDeskError
@@ -150,8 +150,11 @@ class SlackChannel(ChannelAdapter):
         except SlackApiError as exc:
             error = exc.response.get("error")
             raise ConfigError(f"Slack refused SLACK_BOT_TOKEN: {error}") from None
-        except aiohttp.ClientError as exc:
-            raise SlackError(f"cannot reach Slack at {self.settings.api_url}: {exc}") from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            # Out of reach, not refused: the app retries this channel in the background.
+            raise ChannelUnavailable(
+                f"cannot reach Slack at {self.settings.api_url}: {exc}"
+            ) from None
         self.bot_user_id = auth.get("user_id")
 
     async def _connect_socket(self, bolt: AsyncApp) -> None:

@@ -217,7 +217,11 @@ async def healthz(request: web.Request) -> web.Response:
         await gb.check_database()
     except Exception as exc:
         return web.json_response({"status": "error", "database": str(exc)[:200]}, status=503)
-    return web.json_response({"status": "ok", "database": "ok", **gb.info()})
+    info = gb.info()
+    # A channel still connecting (or failed) leaves the others serving: degraded, not down.
+    channels = info.get("channels", {}).values()
+    status = "degraded" if any(c["status"] != "up" for c in channels) else "ok"
+    return web.json_response({"status": status, "database": "ok", **info})
 
 
 async def metrics(request: web.Request) -> web.Response:
