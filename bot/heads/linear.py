@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch.nn import functional as F
+
+if TYPE_CHECKING:  # imported where a fit runs: serving a head (softmax) needs no torch
+    import torch
 
 
 @contextmanager
 def _one_thread() -> Iterator[None]:
+    import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -35,6 +39,9 @@ def fit_softmax(
     steps: int = 200,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Multinomial logistic regression; returns (weight [C, D], bias [C])."""
+    import torch
+    from torch.nn import functional as F
+
     xt = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
     yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
     wt = (
@@ -63,6 +70,9 @@ def fit_softmax(
 
 def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
     """The temperature T minimising held-out NLL of softmax(logits / T)."""
+    import torch
+    from torch.nn import functional as F
+
     lt = torch.from_numpy(np.asarray(logits, dtype=np.float32))
     yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
     log_t = torch.zeros(1, requires_grad=True)  # optimise log T so T stays positive
