@@ -79,7 +79,11 @@ def main() -> None:
     tweets = [t.strip() for t in args.tweets.read_text().splitlines()[: args.n] if t.strip()]
     out: dict[str, object] = {}
     for name, texts, heads in (
-        ("pack", intents, [load_head(pack.root / pack.heads[h]["path"]) for h in ("intent", "move")]),
+        (
+            "pack",
+            intents,
+            [load_head(pack.root / pack.heads[h]["path"]) for h in ("intent", "move")],
+        ),
         ("tweets", tweets, [load_default_sentiment()]),
     ):
         a, b = embed(npy, texts), embed(st, texts)

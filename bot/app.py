@@ -22,6 +22,7 @@ from bot.helpdesk import HelpDesks, desk_channels
 from bot.metrics import Metrics
 from bot.packs import load_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
+from bot.startup import timed
 from bot.store import Store
 from bot.turn.agent import Agent
 
@@ -77,9 +78,11 @@ class App:
         recorders: list[Recorder] | None = None,
     ) -> None:
         self.settings = settings
-        self.plugins = load_plugins(extra_plugins)
-        self.registry = Registry(self.plugins)
-        self.pack = load_pack(settings.pack)
+        with timed("plugins"):
+            self.plugins = load_plugins(extra_plugins)
+            self.registry = Registry(self.plugins)
+        with timed("pack"):
+            self.pack = load_pack(settings.pack)
         self.store = Store(settings.database_url)
         self.metrics = Metrics()
         self.events = EventBus()
@@ -105,18 +108,8 @@ class App:
             desk_channels(self.channel),
             self.channel,
         )
-        self.agent = Agent(
-            self.pack,
-            self.store,
-            self.provider,
-            self.retriever,
-            self.recorders,
-            self.events,
-            self.metrics,
-            escalate=self.helpdesks.open,
-            relay=self.helpdesks.relay,
-            preflight=settings.preflight,
-        )
+        with timed("agent (heads)"):
+            self.agent = self._build_agent()
         # Flows name tools; only now are they known. A flow naming a missing one is disabled.
         self.agent.flows.bind_tools(self.tools, self.tool_runner)
         self.agent.flows.bind_models(self._choose_provider)
@@ -126,6 +119,20 @@ class App:
         self._sweeper: asyncio.Task[None] | None = None
         self.host = self._build_host()
         self._describe_metrics()
+
+    def _build_agent(self) -> Agent:
+        return Agent(
+            self.pack,
+            self.store,
+            self.provider,
+            self.retriever,
+            self.recorders,
+            self.events,
+            self.metrics,
+            escalate=self.helpdesks.open,
+            relay=self.helpdesks.relay,
+            preflight=self.settings.preflight,
+        )
 
     def _build_host(self) -> ChannelHost:
         """What channel adapters and the web server get instead of the app, with the routes
@@ -217,10 +224,12 @@ class App:
             log.warning("finished %d turn(s) interrupted by an earlier stop", len(recovered))
 
     async def _start(self, channels: bool) -> None:
-        self.store.migrate()
+        with timed("database"):
+            self.store.migrate()
         # The scope check's pack vectors and threshold, fitted meanwhile (the first turn waits).
         self.agent.scope_check.warm()
-        await call_lifecycle(self.plugins.hook.startup(app=self))
+        with timed("plugins' startup (knowledge index)"):
+            await call_lifecycle(self.plugins.hook.startup(app=self))
         if any(desk.email for desk in self.pack.helpdesks):
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")
         if channels:
@@ -232,7 +241,8 @@ class App:
                     self.channels.append(adapter)
             for adapter in list(self.channels):
                 try:
-                    await adapter.start()
+                    with timed(f"channel {adapter.name}"):
+                        await adapter.start()
                 except BaseException:
                     self.channels.remove(adapter)  # never started: nothing to stop
                     raise
