@@ -252,17 +252,24 @@ def _check_supported(root: Path, config: dict[str, Any]) -> None:
     pooling = root / "1_Pooling" / "config.json"
     if pooling.is_file():
         modes = json.loads(pooling.read_text(encoding="utf-8"))
-        others = [k for k, on in modes.items() if k.startswith("pooling_mode") and on]
-        if others != ["pooling_mode_mean_tokens"]:
-            raise ValueError(f"{root}: pooling {others}, not mean tokens")
+        # sentence-transformers 6 writes "pooling_mode": "mean"; earlier ones a flag per mode.
+        named = modes.get("pooling_mode")
+        flags = [k for k, on in modes.items() if k.startswith("pooling_mode_") and on is True]
+        if (named or flags) not in ("mean", ["pooling_mode_mean_tokens"]):
+            raise ValueError(f"{root}: pooling {named or flags}, not mean tokens")
 
 
 def _configured_length(root: Path, positions: int) -> int:
-    """The folder's own token limit (``sentence_bert_config.json``), as sentence-transformers
-    reads it; the model's position count when it names none."""
-    config = root / "sentence_bert_config.json"
-    if config.is_file():
-        limit = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
-        if limit:
-            return min(int(limit), positions)
+    """The folder's own token limit, as sentence-transformers reads it: ``max_seq_length`` in
+    ``sentence_bert_config.json`` (up to version 5), else the tokenizer's ``model_max_length``
+    (version 6 saves it there); the model's position count when neither names one."""
+    for name, key in (
+        ("sentence_bert_config.json", "max_seq_length"),
+        ("tokenizer_config.json", "model_max_length"),
+    ):
+        config = root / name
+        if config.is_file():
+            limit = json.loads(config.read_text(encoding="utf-8")).get(key)
+            if isinstance(limit, int) and limit > 0:
+                return min(limit, positions)
     return positions
