@@ -14,8 +14,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bot.errors import ConfigError
+
 if TYPE_CHECKING:  # imported where a fit runs: serving a head (softmax) needs no torch
     import torch
+
+
+def require_torch() -> None:
+    """Training needs torch, which the run-time install (`make run`, ``gatebot[all]``) leaves out:
+    say how to get it rather than fail on a bare ModuleNotFoundError."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            "training a head needs torch: pip install 'gatebot[ml]' (`make test` installs it)"
+        ) from exc
 
 
 @contextmanager
@@ -39,6 +52,7 @@ def fit_softmax(
     steps: int = 200,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Multinomial logistic regression; returns (weight [C, D], bias [C])."""
+    require_torch()
     import torch
     from torch.nn import functional as F
 
