@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 #: Padded tokens per forward batch (see :func:`_batches`).
-TOKENS_PER_BATCH = 2048
+TOKENS_PER_BATCH = 512
 #: Added to the attention scores of padding, as transformers does (the float32 minimum).
 _MASKED = np.float32(np.finfo(np.float32).min)
 #: Abramowitz and Stegun 7.1.26: erf to 1.5e-7, below float32's resolution of GELU's output.
@@ -220,8 +220,9 @@ class NumpyEncoder:
 
 def _batches(order: list[int], lengths: list[int], batch_size: int) -> list[list[int]]:
     """``order`` (sorted by length) cut into batches of at most ``batch_size`` texts and
-    :data:`TOKENS_PER_BATCH` padded tokens: 64 passages of 256 word pieces would make attention
-    scores of 200 MB, slower than four batches of 16 that stay in cache."""
+    :data:`TOKENS_PER_BATCH` padded tokens. The pass is bound by memory, not arithmetic: 64
+    passages of 256 word pieces would make attention scores of 200 MB, and 32 tweets at once cost
+    15 ms of CPU each where batches of 512 tokens cost 10.5 (bench/encoder.py's tweets)."""
     batches: list[list[int]] = []
     current: list[int] = []
     for i, length in zip(order, lengths, strict=True):
