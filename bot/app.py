@@ -226,10 +226,12 @@ class App:
     async def _start(self, channels: bool) -> None:
         with timed("database"):
             self.store.migrate()
-        # The scope check's pack vectors and threshold, fitted meanwhile (the first turn waits).
-        self.agent.scope_check.warm()
         with timed("plugins' startup (knowledge index)"):
             await call_lifecycle(self.plugins.hook.startup(app=self))
+        # The scope check's pack vectors and threshold, fitted in the background (the first turn
+        # waits for it): after the knowledge index, which the start waits for, so the two do not
+        # share the cores while the start waits.
+        self.agent.scope_check.warm()
         if any(desk.email for desk in self.pack.helpdesks):
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")
         if channels:
