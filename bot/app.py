@@ -24,6 +24,7 @@ from bot.helpdesk import HelpDesks, desk_channels
 from bot.metrics import Metrics
 from bot.packs.checked import load_checked_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
+from bot.startup import timed
 from bot.store import Store
 from bot.store.runner import StoreRunner
 from bot.turn.agent import Agent
@@ -80,9 +81,11 @@ class App:
         recorders: list[Recorder] | None = None,
     ) -> None:
         self.settings = settings
-        self.plugins = load_plugins(extra_plugins)
-        self.registry = Registry(self.plugins)
-        self.pack = load_checked_pack(settings.pack, self.plugins)
+        with timed("plugins"):
+            self.plugins = load_plugins(extra_plugins)
+            self.registry = Registry(self.plugins)
+        with timed("pack"):
+            self.pack = load_checked_pack(settings.pack, self.plugins)
         self.store, self.metrics = Store(settings.database_url), Metrics()
         # The store's calls on a turn's and the web API's path: off the loop, within a deadline.
         self.db = StoreRunner(self.store, deadline=settings.database_timeout)
@@ -108,19 +111,8 @@ class App:
             self.channel,
             db=self.db,
         )
-        self.agent = Agent(
-            self.pack,
-            self.store,
-            self.provider,
-            self.retriever,
-            self.recorders,
-            self.events,
-            self.metrics,
-            escalate=self.helpdesks.open,
-            relay=self.helpdesks.relay,
-            preflight=settings.preflight,
-            db=self.db,
-        )
+        with timed("agent (heads)"):
+            self.agent = self._build_agent()
         # Flows name tools; only now are they known. A flow naming a missing one is disabled.
         self.agent.flows.bind_tools(self.tools, self.tool_runner)
         self.agent.flows.bind_models(self._choose_provider)
@@ -131,6 +123,21 @@ class App:
         self._sweeper: asyncio.Task[None] | None = None
         self.host = self._build_host()
         self._describe_metrics()
+
+    def _build_agent(self) -> Agent:
+        return Agent(
+            self.pack,
+            self.store,
+            self.provider,
+            self.retriever,
+            self.recorders,
+            self.events,
+            self.metrics,
+            escalate=self.helpdesks.open,
+            relay=self.helpdesks.relay,
+            preflight=self.settings.preflight,
+            db=self.db,
+        )
 
     def _build_host(self) -> ChannelHost:
         """What channel adapters and the web server get instead of the app, with the routes
@@ -225,10 +232,14 @@ class App:
 
     async def _start(self, channels: bool) -> None:
         # Off the loop: a slow database must not stall what the loop already serves.
-        await asyncio.to_thread(self.store.migrate)
-        # The scope check's pack vectors and threshold, fitted meanwhile (the first turn waits).
+        with timed("database"):
+            await asyncio.to_thread(self.store.migrate)
+        with timed("plugins' startup (knowledge index)"):
+            await call_lifecycle(self.plugins.hook.startup(app=self))
+        # The scope check's pack vectors and threshold, fitted in the background (the first turn
+        # waits for it): after the knowledge index, which the start waits for, so the two do not
+        # share the cores while the start waits.
         self.agent.scope_check.warm()
-        await call_lifecycle(self.plugins.hook.startup(app=self))
         if any(desk.email for desk in self.pack.helpdesks):
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")
         if channels:
@@ -240,7 +251,8 @@ class App:
                     self.channels.append(adapter)
             for adapter in list(self.channels):
                 try:
-                    await adapter.start()
+                    with timed(f"channel {adapter.name}"):
+                        await adapter.start()
                 except ChannelUnavailable as exc:
                     # Out of reach for now: the others serve while it is retried.
                     self.channels.remove(adapter)

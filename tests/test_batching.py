@@ -53,3 +53,43 @@ async def test_a_text_asked_for_again_is_served_from_the_recent_rows() -> None:
     await batcher.embed("bb")  # "hello" is now the oldest of three and is let go
     await batcher.embed("hello")
     assert batcher.calls == 4 and seen[-1] == ["hello"]
+
+
+async def test_a_text_already_waiting_is_embedded_once_for_every_caller() -> None:
+    seen: list[list[str]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        seen.append(texts)
+        return np.array([[float(len(t))] for t in texts])
+
+    batcher = EmbeddingBatcher(embed)
+    rows = await asyncio.gather(*(batcher.embed(t) for t in ["same", "other", "same", "same"]))
+    assert seen == [["same", "other"]] and batcher.calls == 1
+    assert rows[0] is rows[2] is rows[3]
+
+
+async def test_a_caller_that_goes_away_does_not_cancel_the_others_row() -> None:
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 2))
+
+    batcher = EmbeddingBatcher(embed)
+    gone = asyncio.ensure_future(batcher.embed("hi"))
+    stays = asyncio.ensure_future(batcher.embed("hi"))
+    await asyncio.sleep(0)
+    gone.cancel()
+    assert (await stays).shape == (2,)
+
+
+async def test_batchers_given_one_row_cache_share_their_rows() -> None:
+    from bot.heads.encoder import RowCache
+
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        calls.append(texts)
+        return np.zeros((len(texts), 3))
+
+    rows = RowCache(8)
+    await EmbeddingBatcher(embed, rows=rows).embed("hello")
+    await EmbeddingBatcher(embed, rows=rows).embed("hello")
+    assert calls == [["hello"]] and rows.get("hello") is not None

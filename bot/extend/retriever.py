@@ -11,6 +11,7 @@ import math
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from bot.packs import Pack
 from bot.packs.sections import keyed_paragraphs
@@ -38,12 +39,39 @@ def pack_passages(pack: Pack) -> list[Fact]:
     return out
 
 
+@dataclass(frozen=True)
+class QueryVector:
+    """A query's embedding made once per turn (the heads' batched one), handed to a retriever
+    that takes vectors so it does not embed the same text again.
+
+    ``folder`` names the encoder that made it: a retriever uses the vector only when its own
+    model is the same folder, and otherwise embeds ``text`` itself. Made only when the whole text
+    fits the heads' token limit, so it equals what the retriever's longer limit would give.
+    """
+
+    text: str
+    folder: str
+    values: Any  # numpy float32, unit length
+
+
 class Retriever(ABC):
     name: str = ""
+    #: Whether ``search`` takes ``vector=`` (a :class:`QueryVector`). A retriever that does not
+    #: is called with the text alone (:func:`search_with`).
+    takes_vector: bool = False
 
     @abstractmethod
     async def search(self, query: str, k: int = 3) -> list[Fact]:
         """The ``k`` best facts for ``query``, best first; an empty list when nothing fits."""
+
+
+async def search_with(
+    retriever: Retriever, query: str, k: int = 3, vector: QueryVector | None = None
+) -> list[Fact]:
+    """``retriever.search``, with the query's vector when it takes one."""
+    if vector is not None and retriever.takes_vector and vector.text == query:
+        return await retriever.search(query, k, vector=vector)  # type: ignore[call-arg]
+    return await retriever.search(query, k)
 
 
 class LexicalRetriever(Retriever):

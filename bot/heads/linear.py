@@ -10,14 +10,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch.nn import functional as F
+
+from bot.errors import ConfigError
+
+if TYPE_CHECKING:  # imported where a fit runs: serving a head (softmax) needs no torch
+    import torch
+
+
+def require_torch() -> None:
+    """Training needs torch, which the run-time install (`make run`, ``gatebot[all]``) leaves out:
+    say how to get it rather than fail on a bare ModuleNotFoundError."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            "training a head needs torch: pip install 'gatebot[ml]' (`make test` installs it)"
+        ) from exc
 
 
 @contextmanager
 def _one_thread() -> Iterator[None]:
+    import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -35,6 +52,10 @@ def fit_softmax(
     steps: int = 200,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Multinomial logistic regression; returns (weight [C, D], bias [C])."""
+    require_torch()
+    import torch
+    from torch.nn import functional as F
+
     xt = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
     yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
     wt = (
@@ -63,6 +84,9 @@ def fit_softmax(
 
 def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
     """The temperature T minimising held-out NLL of softmax(logits / T)."""
+    import torch
+    from torch.nn import functional as F
+
     lt = torch.from_numpy(np.asarray(logits, dtype=np.float32))
     yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
     log_t = torch.zeros(1, requires_grad=True)  # optimise log T so T stays positive

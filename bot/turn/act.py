@@ -31,6 +31,7 @@ from bot.turn.drafting import (
     draft,
 )
 from bot.turn.knowledge_tools import READ, SEARCH, knowledge_tools
+from bot.turn.queryvec import MessageVectors
 from bot.turn.record import new_reply
 from bot.turn.turn import Read, ReplyPart
 
@@ -85,8 +86,11 @@ class Actor:
         provider: ModelProvider,
         retriever: Retriever,
         search_steps: int | None = None,
+        vectors: MessageVectors | None = None,
     ) -> None:
         self.pack, self.provider, self.retriever = pack, provider, retriever
+        #: The message's embedding, made once per turn, for the retriever (None: it embeds).
+        self.vectors = vectors or MessageVectors(None)
         #: Tool rounds a model may take per answer (GATEBOT_SEARCH_STEPS, default 4).
         self.search_steps = search_steps_from_env() if search_steps is None else search_steps
 
@@ -169,11 +173,12 @@ class Actor:
         publish: Publish | None,
         steps: int,
     ) -> Acted:
-        registry, ledger = knowledge_tools(self.retriever)
+        registry, ledger = knowledge_tools(self.retriever, self.vectors)
         runner = ToolRunner(registry, publish)
         acted = Acted([])
         threshold = self.pack.gates[answerable.GATE]
-        checked = await answerable.check(self.retriever, text[:500], threshold)
+        vector = await self.vectors.get(text[:500]) if self.retriever.takes_vector else None
+        checked = await answerable.check(self.retriever, text[:500], threshold, vector=vector)
         if checked is not None:
             acted.reads.append(checked.read)
             if not checked.answers:

@@ -30,6 +30,7 @@ from bot.turn import followups, gates, valuereader
 from bot.turn.act import Acted, Actor
 from bot.turn.decide import HANDOFF_ACCEPTED, HANDOFF_WHEN_ASKED, LEADS, Decision, decide
 from bot.turn.forecast import forecast
+from bot.turn.queryvec import MessageVectors
 from bot.turn.reading import Readers
 from bot.turn.record import new_record
 from bot.turn.scope import ScopeCheck
@@ -83,7 +84,8 @@ class Agent:
         #: Where an escalation goes (the help desks), and where a message goes while staff have
         #: the conversation.
         self.escalate, self.relay = escalate, relay
-        self.actor = Actor(pack, provider, retriever)
+        # Knowledge search takes the message's vector the heads' batcher made (one embedding).
+        self.actor = Actor(pack, provider, retriever, vectors=MessageVectors(self.readers.batcher))
         #: The procedure runtime; the app binds its tools at build (``flows.bind_tools``).
         self.flows = FlowEngine(pack, store, provider, retriever)
         self.preflight_stage = Preflight(pack, provider, self.readers, preflight)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from bot.extend.retriever import Fact, Retriever
+from bot.extend.retriever import Fact, QueryVector, Retriever
 from bot.turn.turn import Read
 
 HEAD = "answerability"
@@ -76,13 +76,21 @@ def retriever_read(found: list[Fact], threshold: float) -> Read:
 
 
 async def check(
-    retriever: Retriever, question: str, threshold: float, k: int = 3
+    retriever: Retriever,
+    question: str,
+    threshold: float,
+    k: int = 3,
+    vector: QueryVector | None = None,
 ) -> Checked | None:
-    """The check through the retriever's ``evidence``; None when it has none (the caller then
-    searches as before and records :func:`retriever_read`)."""
+    """The check through the retriever's ``evidence`` (given the question's ``vector`` when it
+    takes one); None when it has none (the caller then searches as before and records
+    :func:`retriever_read`)."""
     if not isinstance(retriever, GivesEvidence):
         return None
-    evidence: Evidence = await retriever.evidence(question, k)
+    if vector is not None and retriever.takes_vector and vector.text == question:
+        evidence: Evidence = await retriever.evidence(question, k, vector=vector)  # type: ignore[call-arg]
+    else:
+        evidence = await retriever.evidence(question, k)
     read = answer_read(float(evidence.p_answerable), threshold, str(evidence.version))
     checked = Checked(read)
     if checked.answers:

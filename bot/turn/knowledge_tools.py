@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.extend.retriever import Fact, Retriever
+from bot.extend.retriever import Fact, Retriever, search_with
 from bot.extend.tool import WINDOW_CHARS, Tool, ToolError, ToolRegistry, window
+from bot.turn.queryvec import MessageVectors
 
 SEARCH = "knowledge.search"
 READ = "knowledge.read"
@@ -55,11 +56,17 @@ class SearchKnowledge(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, retriever: Retriever, ledger: FactLedger) -> None:
-        self.retriever, self.ledger = retriever, ledger
+    def __init__(
+        self, retriever: Retriever, ledger: FactLedger, vectors: MessageVectors | None = None
+    ) -> None:
+        self.retriever, self.ledger, self.vectors = retriever, ledger, vectors
 
     async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-        facts = await self.retriever.search(arguments["query"], k=int(arguments.get("k", 3)))
+        query = arguments["query"]
+        vector = None
+        if self.vectors is not None and self.retriever.takes_vector:
+            vector = await self.vectors.get(query)  # the turn's message: already embedded
+        facts = await search_with(self.retriever, query, int(arguments.get("k", 3)), vector)
         self.ledger.add(facts)
         return {
             "results": [
@@ -134,10 +141,13 @@ async def read_window(retriever: Retriever, key: str, offset: int, length: int) 
     }
 
 
-def knowledge_tools(retriever: Retriever) -> tuple[ToolRegistry, FactLedger]:
-    """This turn's two knowledge tools over ``retriever`` and the ledger they fill."""
+def knowledge_tools(
+    retriever: Retriever, vectors: MessageVectors | None = None
+) -> tuple[ToolRegistry, FactLedger]:
+    """This turn's two knowledge tools over ``retriever`` and the ledger they fill; ``vectors``
+    gives the search a query's embedding already made this turn."""
     ledger = FactLedger()
     registry = ToolRegistry()
-    registry.add(SearchKnowledge(retriever, ledger))
+    registry.add(SearchKnowledge(retriever, ledger, vectors))
     registry.add(ReadSource(retriever, ledger))
     return registry, ledger

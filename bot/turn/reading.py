@@ -88,14 +88,20 @@ class Readers:
         self.intent_head = _load(pack, "intent") if use else None
         self.sentiment_head = _default_sentiment() if use else None
         self.move_head = _load(pack, "move") if use else None
-        # One batcher for every head on the shipped encoder (and pre-flight); it keeps recent
-        # rows, so a message read again (the move head, after values) is not embedded again.
+        # One batcher for every head on the shipped encoder (and scope, pre-flight and knowledge
+        # search); its rows live in the process-wide row cache, so a message read again (the
+        # move head, after values) or a pack text the scope check embedded is not embedded again.
         self._batcher: Any = None
         if self.intent_head is not None or self.sentiment_head is not None:
             from bot.heads.batching import EmbeddingBatcher
-            from bot.heads.encoder import embed, load_encoder
+            from bot.heads.encoder import embed_shipped, shipped_rows
 
-            self._batcher = EmbeddingBatcher(lambda texts: embed(load_encoder(), texts))
+            self._batcher = EmbeddingBatcher(embed_shipped, rows=shipped_rows)
+
+    @property
+    def batcher(self) -> Any:
+        """What embeds a message once per turn for every stage (None when heads are off)."""
+        return self._batcher
 
     async def read(
         self, text: str, options: list[str] | None

@@ -146,10 +146,14 @@ class ScopeCheck:
     def warm(self) -> None:
         """Start building the pack's domain on a thread of its own (at app start), so neither
         the start nor, usually, the first turn waits; a turn that comes first waits for it. A
-        thread, not a task: it outlives no event loop and needs no stopping. Not a daemon: a
-        process that exits mid-fit waits for it, as torch aborts under a thread killed at exit."""
+        thread, not a task: it outlives no event loop and needs no stopping. A daemon with the
+        numpy encoder, so a process stopped mid-fit exits at once; not with torch, which aborts
+        under a thread killed at exit (the process then waits for the fit)."""
+        from bot.heads.encoder import backend
+
         if self._batcher is not None and self._key() not in _domains:
-            threading.Thread(target=self._build_or_log, name="scope-fit").start()
+            daemon = backend() == "numpy"
+            threading.Thread(target=self._build_or_log, name="scope-fit", daemon=daemon).start()
 
     async def domain(self) -> Domain | None:
         """The pack's domain, built and fitted on first use (off the event loop)."""

@@ -4,7 +4,8 @@ What this plugin owns, by module:
 
 - ``passages``, ``sources``: cutting a pack's FAQ and documents (Markdown, HTML, text) into
   passages with stable keys.
-- ``embedder``: the sentence-transformers model (local only) and the switch that turns it off.
+- ``embedder``: the embedding model (local only; the heads' numpy encoder by default) and the
+  switch that turns it off.
 - ``lexical``, ``index``: BM25 (bm25s) and the hybrid ranking over vectors in memory.
 - ``retriever``: the :class:`bot.extend.retriever.Retriever` the agent uses; builds the index
   from the store (``bot.store.passages``), searches, and reads passages in windows.
@@ -34,11 +35,13 @@ def _factory(app: Any) -> Any:
 
         from gatebot_knowledge.retriever import KnowledgeRetriever
     except ImportError as exc:
-        # numpy and bm25s come with the "ml" extra; without it (the slim Docker image) the core's
-        # own BM25 retriever answers, as if this plugin were not installed.
+        # numpy and bm25s come with the "embeddings" extra; without it (the slim Docker image) the
+        # core's own BM25 retriever answers, as if this plugin were not installed.
         from bot.extend.retriever import LexicalRetriever
 
-        log.warning("knowledge: %s; using the core lexical retriever (install gatebot[ml])", exc)
+        log.warning(
+            "knowledge: %s; using the core lexical retriever (install gatebot[embeddings])", exc
+        )
         return LexicalRetriever(app.pack)
     return KnowledgeRetriever.for_app(app)
 

@@ -13,8 +13,12 @@
   text hash, bounded), so an app built again over the same pack (a test, a reload, a second
   app in one process) runs the model only on texts it has not seen.
 
-Its own loader rather than ``bot.heads.encoder``: the heads truncate at 64 tokens for short
-messages and share one cached copy; passages need the model's full 256.
+- One copy of the model per process: with the numpy encoder (the default, see
+  :mod:`bot.heads.encoder`) the embedder holds the heads' own loaded encoder and asks it for the
+  model's full 256 word pieces per call, where the heads ask for 64; no lock, since the numpy pass
+  is thread-safe. A turn's message usually arrives already embedded (the retriever takes the
+  vector, see :class:`bot.extend.retriever.QueryVector`). With ``GATEBOT_ENCODER=torch`` it loads
+  a sentence-transformers copy of its own, behind a lock, as before.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bot.heads.encoder_numpy import NumpyEncoder
 
 log = logging.getLogger(__name__)
 
@@ -92,23 +98,36 @@ def embeddings_enabled() -> bool:
 
 
 class Embedder:
-    """A sentence-transformers model on the CPU. ``calls`` and ``texts_embedded`` count the texts
-    asked for (what the store lacked), so tests (and logs) can tell that nothing was embedded
-    twice; ``texts_encoded`` counts those the model ran on, the rest coming from ``memo``."""
+    """The model on the CPU. ``calls`` and ``texts_embedded`` count the texts asked for (what
+    the store lacked), so tests (and logs) can tell that nothing was embedded twice;
+    ``texts_encoded`` counts those the model ran on, the rest coming from ``memo``.
 
-    def __init__(self, model: Any, model_id: str, memo: VectorMemo | None = process_memo) -> None:
+    ``model`` is the process's shared numpy encoder (``max_length`` defaults to its folder's own
+    limit, whatever the heads truncate at) or a sentence-transformers copy of its own."""
+
+    def __init__(
+        self,
+        model: Any,
+        model_id: str,
+        memo: VectorMemo | None = process_memo,
+        max_length: int | None = None,
+    ) -> None:
         self.model = model
         self.model_id = model_id
-        # sentence-transformers 5 renamed the method; older releases only have the old name.
-        dimension = getattr(model, "get_embedding_dimension", None)
-        if dimension is None:
-            dimension = model.get_sentence_embedding_dimension
-        self.dim = int(dimension() or 0)
+        self.numpy = isinstance(model, NumpyEncoder)
+        self.max_length = max_length or (
+            model.folder_max_length if self.numpy else model.max_seq_length
+        )
+        #: The model's folder: a turn's vector is used only when it comes from the same one.
+        self.folder = str(getattr(model, "folder", "")) or None
+        self.dim = _dimension(model)
         self.memo = memo
         self.calls = 0
         self.texts_embedded = 0
         self.texts_encoded = 0
-        self._lock = threading.Lock()  # one encode at a time: torch already uses every core
+        # sentence-transformers: one encode at a time (torch already uses every core). The numpy
+        # pass needs none: every call works on its own buffers.
+        self._lock = threading.Lock() if not self.numpy else None
 
     def embed(self, texts: list[str], progress: bool | None = None) -> np.ndarray:
         """Unit-length float32 rows, one per text, in the order given."""
@@ -140,28 +159,31 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         show = sys.stderr.isatty() if progress is None else progress
         bar = _progress(len(texts)) if show and len(texts) >= PROGRESS_FROM else None
-        with self._lock:
-            for start in range(0, len(order), BATCH * 4):
-                batch = order[start : start + BATCH * 4]
-                vecs = self.model.encode(
-                    [texts[i] for i in batch],
-                    batch_size=BATCH,
-                    convert_to_numpy=True,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                )
-                out[[rows[i] for i in batch]] = np.asarray(vecs, dtype=np.float32)
-                if bar is not None:
-                    bar.update(len(batch))
+        for start in range(0, len(order), BATCH * 4):
+            batch = order[start : start + BATCH * 4]
+            out[[rows[i] for i in batch]] = self._run([texts[i] for i in batch])
+            if bar is not None:
+                bar.update(len(batch))
         if bar is not None:
             bar.close()
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        from bot.heads.encoder import embed
+
+        if self._lock is None:
+            return embed(self.model, texts, BATCH, self.max_length)
+        with self._lock:
+            return embed(self.model, texts, BATCH)
 
     def embed_query(self, query: str) -> np.ndarray:
         """One query's vector. Not counted: the counters are about indexing.
 
-        On one torch thread (GATEBOT_QUERY_THREADS): a dozen word pieces gain nothing from
-        splitting, and on a busy 2-core machine two threads waiting on each other took a query
-        from 20 ms to 130 ms at the median (and past a second at p99)."""
+        The numpy pass runs on the calling thread, lock-free. sentence-transformers runs on one
+        torch thread (GATEBOT_QUERY_THREADS): a dozen word pieces gain nothing from splitting,
+        and on a busy 2-core machine two threads waiting on each other took a query from 20 ms
+        to 130 ms at the median (and past a second at p99)."""
+        if self._lock is None:
+            return self._run([query])[0]
         import torch
 
         with self._lock:
@@ -177,6 +199,14 @@ class Embedder:
             finally:
                 torch.set_num_threads(before)
         return np.asarray(vec, dtype=np.float32)[0]
+
+
+def _dimension(model: Any) -> int:
+    # sentence-transformers 5 renamed the method; older releases only have the old name.
+    dimension = getattr(model, "get_embedding_dimension", None)
+    if dimension is None:
+        dimension = model.get_sentence_embedding_dimension
+    return int(dimension() or 0)
 
 
 def _progress(total: int) -> Any:
@@ -217,16 +247,14 @@ def load_embedder() -> Embedder | None:
     if not path.is_dir():
         log.warning("knowledge: no model folder at %s; searching with BM25 only", path)
         return None
-    with _lock:
-        if model_id in _cache:
-            return _cache[model_id]
-        try:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
+    from bot.heads.encoder import backend
 
-            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-            model.eval()
+    key = f"{backend()}:{model_id}"
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+        try:
+            model, limit = _load_model(path)
         except Exception as exc:  # any load failure means BM25, never a crashed app
             log.warning(
                 "knowledge: embedding model %s failed to load (%s: %s); searching with BM25 only",
@@ -236,6 +264,18 @@ def load_embedder() -> Embedder | None:
             )
             return None
         # The token limit is part of the id: the same model truncating elsewhere embeds otherwise.
-        embedder = Embedder(model, f"{model_id}/{model.max_seq_length}")
-        _cache[model_id] = embedder
+        embedder = Embedder(model, f"{model_id}/{limit}", max_length=limit)
+        _cache[key] = embedder
         return embedder
+
+
+def _load_model(path: Path) -> tuple[Any, int]:
+    """(model, token limit): the process's shared numpy encoder of ``path`` (the heads' own when
+    it is the shipped one), or a sentence-transformers copy with GATEBOT_ENCODER=torch."""
+    from bot.heads.encoder import backend, load_encoder, load_torch
+
+    if backend() == "numpy":
+        model = load_encoder(path)
+        return model, int(model.folder_max_length)
+    model = load_torch(path)
+    return model, int(model.max_seq_length)

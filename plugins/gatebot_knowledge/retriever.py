@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from bot.errors import ConfigError, GatebotError
-from bot.extend.retriever import Fact, Retriever
+from bot.extend.retriever import Fact, QueryVector, Retriever
 from bot.packs import Pack
 from bot.store import Store
 from bot.store import passages as stored
@@ -152,6 +152,8 @@ class KnowledgeRetriever(Retriever):
     """Hybrid (embeddings + BM25) search over a pack's passages, kept in the store."""
 
     name = "knowledge"
+    #: A turn hands over its message's embedding (:class:`bot.extend.retriever.QueryVector`).
+    takes_vector = True
 
     def __init__(
         self,
@@ -176,6 +178,7 @@ class KnowledgeRetriever(Retriever):
         self._documents: dict[str, tuple[str, str]] | None = None
         self._vectors: dict[tuple[str, str], np.ndarray] = {}  # recent query vectors
         self._vectors_lock = threading.Lock()
+        self.vectors_taken = 0  # queries whose vector the turn handed over (not embedded here)
 
     @classmethod
     def for_app(cls, app: Any) -> KnowledgeRetriever:
@@ -237,13 +240,19 @@ class KnowledgeRetriever(Retriever):
             self._fallback = KnowledgeIndex(pack_passages(self.pack))
         return self._fallback
 
-    def _query(self, query: str) -> tuple[KnowledgeIndex, str, np.ndarray | None]:
-        """The index in hand, the mode it searches in, and the query's vector (None in bm25)."""
+    def _query(
+        self, query: str, vector: QueryVector | None = None
+    ) -> tuple[KnowledgeIndex, str, np.ndarray | None]:
+        """The index in hand, the mode it searches in, and the query's vector (None in bm25):
+        ``vector`` when it was made by this index's model, else embedded here."""
         # The mode follows the index in hand, not self.mode: a build may swap indexes meanwhile.
         index, embedder = self._current(), self.embedder
         mode = self.wanted_mode if self.wanted_mode in index.modes and embedder else "bm25"
         if mode == "bm25" or embedder is None:
             return index, mode, None
+        if vector is not None and vector.text == query and vector.folder == embedder.folder:
+            self.vectors_taken += 1
+            return index, mode, np.asarray(vector.values, dtype=np.float32)
         # An answer turn asks twice for the same question (the check, then the search): embed once.
         key = (embedder.model_id, query)
         with self._vectors_lock:
@@ -256,8 +265,10 @@ class KnowledgeRetriever(Retriever):
                     self._vectors.pop(next(iter(self._vectors)))
         return index, mode, qvec
 
-    def search_sync(self, query: str, k: int = 3, gate: bool = True) -> list[Fact]:
-        index, mode, qvec = self._query(query)
+    def search_sync(
+        self, query: str, k: int = 3, gate: bool = True, vector: QueryVector | None = None
+    ) -> list[Fact]:
+        index, mode, qvec = self._query(query, vector)
         ranked = index.rank(query, k, mode, qvec)
         rows = [r for r, _ in ranked]
         keep = index.answerable(query, rows, mode, qvec) if gate else [True] * len(rows)
@@ -269,18 +280,22 @@ class KnowledgeRetriever(Retriever):
                 facts.append(Fact(p.key, p.text, p.source, fact_mode, round(score, 4), p.title))
         return facts
 
-    async def search(self, query: str, k: int = 3) -> list[Fact]:
+    async def search(
+        self, query: str, k: int = 3, vector: QueryVector | None = None
+    ) -> list[Fact]:
         # Off the event loop: a query embedding and a pass over every vector take milliseconds.
-        return await asyncio.to_thread(self.search_sync, query, k)
+        return await asyncio.to_thread(self.search_sync, query, k, True, vector)
 
-    def evidence_sync(self, query: str, k: int = 3) -> Evidence:
+    def evidence_sync(self, query: str, k: int = 3, vector: QueryVector | None = None) -> Evidence:
         """The answerability check's input (:mod:`gatebot_knowledge.answerability`): the ``k``
         best passages, ungated, with P(answerable) from the head for the features in hand."""
-        index, mode, qvec = self._query(query)
+        index, mode, qvec = self._query(query, vector)
         return assess(index, query, mode, qvec, k)
 
-    async def evidence(self, query: str, k: int = 3) -> Evidence:
-        return await asyncio.to_thread(self.evidence_sync, query, k)
+    async def evidence(
+        self, query: str, k: int = 3, vector: QueryVector | None = None
+    ) -> Evidence:
+        return await asyncio.to_thread(self.evidence_sync, query, k, vector)
 
     # -- reading -------------------------------------------------------------------------------
 
