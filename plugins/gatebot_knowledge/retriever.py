@@ -238,12 +238,15 @@ class KnowledgeRetriever(Retriever):
         return self._fallback
 
     def _query(self, query: str) -> tuple[KnowledgeIndex, str, np.ndarray | None]:
-        """The index in hand, the mode it searches in, and the query's vector (None in bm25)."""
+        """The index in hand, the mode it searches in, and the query's vector (None in bm25).
+        The vector is the spelled query's (:meth:`KnowledgeIndex.spelled`): typos the BM25 side
+        reads as corpus words are embedded as those words."""
         # The mode follows the index in hand, not self.mode: a build may swap indexes meanwhile.
         index, embedder = self._current(), self.embedder
         mode = self.wanted_mode if self.wanted_mode in index.modes and embedder else "bm25"
         if mode == "bm25" or embedder is None:
             return index, mode, None
+        query = index.spelled(query)
         # An answer turn asks twice for the same question (the check, then the search): embed once.
         key = (embedder.model_id, query)
         with self._vectors_lock:
@@ -277,7 +280,9 @@ class KnowledgeRetriever(Retriever):
         """The answerability check's input (:mod:`gatebot_knowledge.answerability`): the ``k``
         best passages, ungated, with P(answerable) from the head for the features in hand."""
         index, mode, qvec = self._query(query)
-        return assess(index, query, mode, qvec, k)
+        evidence = assess(index, query, mode, qvec, k)
+        evidence.query = index.spelled(query)
+        return evidence
 
     async def evidence(self, query: str, k: int = 3) -> Evidence:
         return await asyncio.to_thread(self.evidence_sync, query, k)
