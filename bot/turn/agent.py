@@ -81,7 +81,7 @@ class Agent:
         self.actor = Actor(pack, provider, retriever)
         #: The procedure runtime; the app binds its tools at build (``flows.bind_tools``).
         self.flows = FlowEngine(pack, store, provider, retriever)
-        self.preflight_stage = Preflight(pack, provider, self.readers, preflight)
+        self.preflight_stage = Preflight(pack, provider, self.readers, preflight, retriever)
         self.scope_check = ScopeCheck(pack, self.readers)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 

@@ -34,12 +34,13 @@ from typing import Any
 import numpy as np
 
 from bot.errors import ConfigError, GatebotError
-from bot.extend.retriever import Fact, Retriever
+from bot.extend.retriever import Fact, FaqMatch, Retriever
 from bot.packs import Pack
 from bot.store import Store
 from bot.store import passages as stored
 from gatebot_knowledge.answerability import Evidence, assess
 from gatebot_knowledge.embedder import Embedder, load_embedder
+from gatebot_knowledge.faqmatch import faq_match
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index
 from gatebot_knowledge.passages import Passage, pack_passages
@@ -282,10 +283,29 @@ class KnowledgeRetriever(Retriever):
         index, mode, qvec = self._query(query)
         evidence = assess(index, query, mode, qvec, k)
         evidence.query = index.spelled(query)
+        if mode == "hybrid" and qvec is not None:
+            # A confident FAQ match is evidence too: what pre-flight would answer verbatim, the
+            # answer path answers as well.
+            found = faq_match(index, query, qvec)
+            evidence.features["faq_match"] = found.confidence
+            best = evidence.facts[0].key if evidence.facts else None
+            if found.key == best and found.confidence > evidence.p_answerable:
+                evidence.p_answerable = found.confidence
+                evidence.version += "+faq-match"
         return evidence
 
     async def evidence(self, query: str, k: int = 3) -> Evidence:
         return await asyncio.to_thread(self.evidence_sync, query, k)
+
+    def faq_match_sync(self, query: str) -> FaqMatch | None:
+        index, mode, qvec = self._query(query)
+        if mode != "hybrid" or qvec is None:
+            return None  # BM25 scores have no scale to read a match from (see .faqmatch)
+        return faq_match(index, query, qvec)
+
+    async def faq_match(self, query: str) -> FaqMatch | None:
+        """The FAQ entry ``query`` asks, through the hybrid ranking (:mod:`.faqmatch`)."""
+        return await asyncio.to_thread(self.faq_match_sync, query)
 
     # -- reading -------------------------------------------------------------------------------
 
