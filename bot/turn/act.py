@@ -57,6 +57,7 @@ class Acted:
     unanswered: str | None = None
     tools: list[ToolEvent] = field(default_factory=list)  # tool lifecycle events
     reads: list[Read] = field(default_factory=list)  # the answerability check's read
+    query: str | None = None  # what an answer's knowledge search read
 
 
 def text_reply(text: str, citations: list[dict[str, str]] | None = None) -> dict[str, Any]:
@@ -170,7 +171,7 @@ class Actor:
     ) -> Acted:
         registry, ledger = knowledge_tools(self.retriever)
         runner = ToolRunner(registry, publish)
-        acted = Acted([])
+        acted = Acted([], query=text)
         threshold = self.pack.gates[answerable.GATE]
         checked = await answerable.check(self.retriever, text[:500], threshold)
         if checked is not None:
