@@ -199,6 +199,10 @@ class Actor:
             grounded=True,
         )
         take_draft(acted, drafted)
+        if drafted.text is not None and language != self.pack.language:
+            # The facts are in the pack's language: say so, in the customer's, before them.
+            said = self._line("answer_in_pack_language", language, "")
+            acted.replies[:0] = [text_reply(said)] if said else []
         if drafted.failed == NOTHING_FOUND:
             return self._no_answer(acted, text, language)
         if drafted.failed:
@@ -213,6 +217,8 @@ class Actor:
         that this is not something the agent can confirm and is offered a person (a card whose
         button sends the pack's own words for asking for one, which the hand-off intent reads)."""
         said = "not_in_knowledge" if self._has("not_in_knowledge") else "no_answer"
+        if language != self.pack.language and self._has("not_in_knowledge_language"):
+            said = "not_in_knowledge_language"  # answers come from pages in the pack's language
         acted.replies = [text_reply(self.template(said, language)), self._offer_person(language)]
         acted.unanswered = text
         return acted

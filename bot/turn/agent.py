@@ -23,6 +23,7 @@ from bot.flows.engine import FlowEngine, FlowTurn
 from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.preflight import Outcome, Preflight
+from bot.preflight.language import reply_language
 from bot.store import Conversation, Message, Store
 from bot.text import is_question
 from bot.turn import answerable, followup_query, followups, gates, valuereader
@@ -250,11 +251,16 @@ class Agent:
         conv_id = turn.conversation.id
         # A follow-up ("how much is it?") is searched with the question before it.
         query, query_from = followup_query.retrieval_query(self.pack, turn.text, turn.state)
+        # A Spanish question is answered in Spanish templates, whatever the conversation's was.
+        pack = self.pack
+        said_in = reply_language(
+            turn.text, turn.conversation.language, pack.language, [*pack.templates]
+        )
         acted = await self.actor.act(
             decision,
             query,
             transcript,
-            turn.conversation.language,
+            said_in,
             publish=lambda event: self.events.publish(conv_id, event),  # tool progress, live
             search_steps=pre.steps_for_turn,  # pre-flight's reasoning level, when routing
         )

@@ -43,6 +43,7 @@ from gatebot_knowledge.embedder import Embedder, load_embedder
 from gatebot_knowledge.faqmatch import faq_match
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index
+from gatebot_knowledge.multilingual import CrossMatch, MultilingualFaq
 from gatebot_knowledge.passages import Passage, pack_passages
 
 log = logging.getLogger(__name__)
@@ -173,6 +174,7 @@ class KnowledgeRetriever(Retriever):
         self._progress = progress
         self._index: KnowledgeIndex | None = None  # the built index, swapped in whole
         self._fallback: KnowledgeIndex | None = None  # BM25 over the pack until then
+        self._cross: tuple[KnowledgeIndex, MultilingualFaq] | None = None  # see .multilingual
         self._lock = threading.Lock()
         self._documents: dict[str, tuple[str, str]] | None = None
         self._vectors: dict[tuple[str, str], np.ndarray] = {}  # recent query vectors
@@ -261,6 +263,11 @@ class KnowledgeRetriever(Retriever):
         return index, mode, qvec
 
     def search_sync(self, query: str, k: int = 3, gate: bool = True) -> list[Fact]:
+        foreign = self._foreign(query)
+        if foreign is not None:  # never an English passage for a question in another language
+            found = self._cross_match(query, foreign)
+            sure = found is not None and found.confidence >= 0.5
+            return self._cross_facts(found) if sure or not gate else []
         index, mode, qvec = self._query(query)
         ranked = index.rank(query, k, mode, qvec)
         rows = [r for r, _ in ranked]
@@ -280,6 +287,9 @@ class KnowledgeRetriever(Retriever):
     def evidence_sync(self, query: str, k: int = 3) -> Evidence:
         """The answerability check's input (:mod:`gatebot_knowledge.answerability`): the ``k``
         best passages, ungated, with P(answerable) from the head for the features in hand."""
+        foreign = self._foreign(query)
+        if foreign is not None:
+            return self._cross_evidence(query, foreign)
         index, mode, qvec = self._query(query)
         evidence = assess(index, query, mode, qvec, k)
         evidence.query = index.spelled(query)
@@ -298,6 +308,13 @@ class KnowledgeRetriever(Retriever):
         return await asyncio.to_thread(self.evidence_sync, query, k)
 
     def faq_match_sync(self, query: str) -> FaqMatch | None:
+        foreign = self._foreign(query)
+        if foreign is not None:
+            found = self._cross_match(query, foreign)
+            if found is None:
+                return FaqMatch(None, 0.0, 0.0, "multilingual (no encoder)")
+            key = self._current().passages[found.row].key if found.row is not None else None
+            return FaqMatch(key, round(found.confidence, 4), found.cosine, "multilingual")
         index, mode, qvec = self._query(query)
         if mode != "hybrid" or qvec is None:
             return None  # BM25 scores have no scale to read a match from (see .faqmatch)
@@ -306,6 +323,56 @@ class KnowledgeRetriever(Retriever):
     async def faq_match(self, query: str) -> FaqMatch | None:
         """The FAQ entry ``query`` asks, through the hybrid ranking (:mod:`.faqmatch`)."""
         return await asyncio.to_thread(self.faq_match_sync, query)
+
+    # -- other languages (see .multilingual) --------------------------------------------------
+
+    def _foreign(self, query: str) -> str | None:
+        """The query's language when it is confidently not the pack's, else None."""
+        from bot.preflight.language import detect
+        from bot.text import tokens
+        from gatebot_knowledge.multilingual import MIN_WORDS, SURE_LANGUAGE
+
+        if len(tokens(query)) < MIN_WORDS:
+            return None
+        lang, p = detect(query, sorted({self.pack.language, *self.pack.templates}))
+        return lang if lang and lang != self.pack.language and p >= SURE_LANGUAGE else None
+
+    def _cross_match(self, query: str, language: str) -> CrossMatch | None:
+        """The FAQ entry a question in ``language`` asks; None without the multilingual encoder
+        (or with embeddings off)."""
+        from gatebot_knowledge.multilingual import available
+
+        index = self._current()
+        if self.embedder is None or not available():
+            return None
+        held = self._cross
+        if held is None or held[0] is not index:
+            rows = [i for i, p in enumerate(index.passages) if p.kind == "faq"]
+            held = self._cross = (
+                index,
+                MultilingualFaq(rows, [index.passages[i].title for i in rows]),
+            )
+        return held[1].match(query, language)
+
+    def _cross_facts(self, found: CrossMatch | None) -> list[Fact]:
+        if found is None or found.row is None:
+            return []
+        p = self._current().passages[found.row]
+        return [Fact(p.key, p.text, p.source, "faq", round(found.confidence, 4), p.title)]
+
+    def _cross_evidence(self, query: str, language: str) -> Evidence:
+        """Evidence for a question in another language: the FAQ entry the multilingual encoder
+        matches, with its confidence; without the encoder, no passage and P = 0 (an English
+        passage ranked for a Spanish question is noise)."""
+        from gatebot_knowledge.multilingual import VERSION
+
+        found = self._cross_match(query, language)
+        if found is None:
+            return Evidence([], {}, 0.0, f"{VERSION}/{language}/no-encoder", "multilingual", query)
+        features = {"cross_cosine": found.cosine}
+        version = f"{VERSION}/{language}"
+        facts = self._cross_facts(found)
+        return Evidence(facts, features, found.confidence, version, "multilingual", query)
 
     # -- reading -------------------------------------------------------------------------------
 
