@@ -266,7 +266,7 @@ class Agent:
         )
         for read in acted.reads:
             if read["head"] == answerable.HEAD and acted.query is not None:
-                read["query"] = acted.query
+                read.setdefault("query", acted.query)
                 # The question an ask was waiting on is answered now, rather than this message.
                 read["query_from"] = query_from if acted.query == query else "pending question"
         return acted
