@@ -308,13 +308,10 @@ class KnowledgeRetriever(Retriever):
         return await asyncio.to_thread(self.evidence_sync, query, k)
 
     def faq_match_sync(self, query: str) -> FaqMatch | None:
-        foreign = self._foreign(query)
-        if foreign is not None:
-            found = self._cross_match(query, foreign)
-            if found is None:
-                return FaqMatch(None, 0.0, 0.0, "multilingual (no encoder)")
-            key = self._current().passages[found.row].key if found.row is not None else None
-            return FaqMatch(key, round(found.confidence, 4), found.cosine, "multilingual")
+        if self._foreign(query) is not None:
+            # Never routed to an entry's English text as it stands: the answer path matches it
+            # across languages and says, in the customer's language, where the answer is from.
+            return FaqMatch(None, 0.0, 0.0, "another language: left to the answer path")
         index, mode, qvec = self._query(query)
         if mode != "hybrid" or qvec is None:
             return None  # BM25 scores have no scale to read a match from (see .faqmatch)
