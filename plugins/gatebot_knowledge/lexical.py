@@ -145,10 +145,10 @@ class Bm25Index:
             self._indptr,
         )
 
-    def query_terms(self, query: str) -> list[str]:
+    def query_terms(self, query: str, spelled: bool = True) -> list[str]:
         """The query's words as the index reads them: stems, each once, a typo read as the word
-        it misspells (see :meth:`corrections`)."""
-        fixes = self.corrections(query)
+        it misspells (see :meth:`corrections`) unless ``spelled`` is False."""
+        fixes = self.corrections(query) if spelled else {}
         terms = [fixes.get(t, t) for t in tokenize(query) if t not in QUERY_STOPWORDS]
         return list(dict.fromkeys(terms))
 
@@ -188,13 +188,13 @@ class Bm25Index:
             return np.zeros(self.n, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(terms), dtype=np.float32)
 
-    def coverage(self, query: str, rows: list[int]) -> np.ndarray:
+    def coverage(self, query: str, rows: list[int], spelled: bool = True) -> np.ndarray:
         """Share of the query's idf weight each passage in ``rows`` holds. A word the corpus never
         uses weighs as much as its rarest word, so unknown words lower every passage's share."""
         held = np.zeros(len(rows), dtype=np.float64)
         total = 0.0
         wanted = np.asarray(rows, dtype=np.int64)
-        for t in self.query_terms(query):
+        for t in self.query_terms(query, spelled):
             tid = self.vocab.get(t)
             if tid is None:
                 total += self._unseen
