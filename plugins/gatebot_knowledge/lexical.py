@@ -12,10 +12,11 @@ Besides scores, :meth:`Bm25Index.coverage` says how much of a query's informativ
 holds: one common word in common ("support") is not an answer.
 
 Typos: a query word the corpus never uses is read as the corpus word it most likely misspells
-(:meth:`Bm25Index.corrections`): same first letter, at least :data:`TYPO_MIN_LETTERS` letters,
-and a rapidfuzz similarity of at least :data:`TYPO_RATIO` ("pricng" reads as "pricing", "monitr"
-as "monitor"). Shorter words are left alone: "long" is one edit from "log" and "last" from
-"least", and a four-letter word is as likely a real word the corpus lacks as a typo.
+(:meth:`Bm25Index.corrections`, which the retriever uses to rewrite a query before searching):
+same first letter, at least :data:`TYPO_MIN_LETTERS` letters, and a rapidfuzz similarity of at
+least :data:`TYPO_RATIO` ("pricng" reads as "pricing", "monitr" as "monitor"). Shorter words are
+left alone: "long" is one edit from "log" and "last" from "least", and a four-letter word is as
+likely a real word the corpus lacks as a typo.
 """
 
 from __future__ import annotations
@@ -145,12 +146,10 @@ class Bm25Index:
             self._indptr,
         )
 
-    def query_terms(self, query: str, spelled: bool = True) -> list[str]:
-        """The query's words as the index reads them: stems, each once, a typo read as the word
-        it misspells (see :meth:`corrections`) unless ``spelled`` is False."""
-        fixes = self.corrections(query) if spelled else {}
-        terms = [fixes.get(t, t) for t in tokenize(query) if t not in QUERY_STOPWORDS]
-        return list(dict.fromkeys(terms))
+    def query_terms(self, query: str) -> list[str]:
+        """The query's words as the index reads them: stems, each once. Typos are not read here:
+        the retriever rewrites the whole query first (``KnowledgeIndex.spelled``)."""
+        return list(dict.fromkeys(t for t in tokenize(query) if t not in QUERY_STOPWORDS))
 
     def corrections(self, query: str) -> dict[str, str]:
         """Each query stem the corpus never uses that reads as a typo of one it does, mapped to
@@ -188,13 +187,13 @@ class Bm25Index:
             return np.zeros(self.n, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(terms), dtype=np.float32)
 
-    def coverage(self, query: str, rows: list[int], spelled: bool = True) -> np.ndarray:
+    def coverage(self, query: str, rows: list[int]) -> np.ndarray:
         """Share of the query's idf weight each passage in ``rows`` holds. A word the corpus never
         uses weighs as much as its rarest word, so unknown words lower every passage's share."""
         held = np.zeros(len(rows), dtype=np.float64)
         total = 0.0
         wanted = np.asarray(rows, dtype=np.int64)
-        for t in self.query_terms(query, spelled):
+        for t in self.query_terms(query):
             tid = self.vocab.get(t)
             if tid is None:
                 total += self._unseen

@@ -240,16 +240,16 @@ class KnowledgeRetriever(Retriever):
             self._fallback = KnowledgeIndex(pack_passages(self.pack))
         return self._fallback
 
-    def _query(self, query: str) -> tuple[KnowledgeIndex, str, np.ndarray | None]:
-        """The index in hand, the mode it searches in, and the query's vector (None in bm25).
-        The vector is the spelled query's (:meth:`KnowledgeIndex.spelled`): typos the BM25 side
-        reads as corpus words are embedded as those words."""
+    def _query(self, query: str) -> tuple[KnowledgeIndex, str, np.ndarray | None, str]:
+        """The index in hand, the mode it searches in, the query's vector (None in bm25) and the
+        query as searched: spelled (:meth:`KnowledgeIndex.spelled`), typos read as the corpus
+        words they misspell, for BM25 and the embedding alike."""
         # The mode follows the index in hand, not self.mode: a build may swap indexes meanwhile.
         index, embedder = self._current(), self.embedder
         mode = self.wanted_mode if self.wanted_mode in index.modes and embedder else "bm25"
-        if mode == "bm25" or embedder is None:
-            return index, mode, None
         query = index.spelled(query)
+        if mode == "bm25" or embedder is None:
+            return index, mode, None, query
         # An answer turn asks twice for the same question (the check, then the search): embed once.
         key = (embedder.model_id, query)
         with self._vectors_lock:
@@ -260,7 +260,7 @@ class KnowledgeRetriever(Retriever):
                 self._vectors[key] = qvec
                 while len(self._vectors) > 64:
                     self._vectors.pop(next(iter(self._vectors)))
-        return index, mode, qvec
+        return index, mode, qvec, query
 
     def search_sync(self, query: str, k: int = 3, gate: bool = True) -> list[Fact]:
         foreign = self._foreign(query)
@@ -268,7 +268,7 @@ class KnowledgeRetriever(Retriever):
             found = self._cross_match(query, foreign)
             sure = found is not None and found.confidence >= 0.5
             return self._cross_facts(found) if sure or not gate else []
-        index, mode, qvec = self._query(query)
+        index, mode, qvec, query = self._query(query)
         ranked = index.rank(query, k, mode, qvec)
         rows = [r for r, _ in ranked]
         keep = index.answerable(query, rows, mode, qvec) if gate else [True] * len(rows)
@@ -290,9 +290,9 @@ class KnowledgeRetriever(Retriever):
         foreign = self._foreign(query)
         if foreign is not None:
             return self._cross_evidence(query, foreign)
-        index, mode, qvec = self._query(query)
+        index, mode, qvec, query = self._query(query)
         evidence = assess(index, query, mode, qvec, k)
-        evidence.query = index.spelled(query)
+        evidence.query = query
         if mode == "hybrid" and qvec is not None:
             # A confident FAQ match is evidence too: what pre-flight would answer verbatim, the
             # answer path answers as well.
@@ -312,7 +312,7 @@ class KnowledgeRetriever(Retriever):
             # Never routed to an entry's English text as it stands: the answer path matches it
             # across languages and says, in the customer's language, where the answer is from.
             return FaqMatch(None, 0.0, 0.0, "another language: left to the answer path")
-        index, mode, qvec = self._query(query)
+        index, mode, qvec, query = self._query(query)
         if mode != "hybrid" or qvec is None:
             return None  # BM25 scores have no scale to read a match from (see .faqmatch)
         return faq_match(index, query, qvec)
