@@ -96,9 +96,8 @@ def _container_ports(service: dict[str, Any]) -> set[int]:
 def test_dockerfile_base_and_workdir(instructions: list[tuple[str, str]]) -> None:
     assert instructions[0] == ("FROM", "python:3.11-slim")
     assert _last(instructions, "WORKDIR") == "/app"
-    assert any(shlex.split(args)[0] == "." for args in _all(instructions, "COPY")), (
+    assert any(shlex.split(args)[0] == "." for args in _all(instructions, "COPY")), \
         "the Dockerfile must copy the repository (the build context is the repo root)"
-    )
 
 
 def test_dockerfile_cmd_runs_an_existing_subcommand(instructions: list[tuple[str, str]]) -> None:
@@ -207,8 +206,7 @@ def test_compose_postgres_keeps_its_data(compose: dict[str, Any]) -> None:
 
 
 def test_exposed_port_matches_compose(
-    instructions: list[tuple[str, str]],
-    compose: dict[str, Any],
+    instructions: list[tuple[str, str]], compose: dict[str, Any],
 ) -> None:
     exposed = {int(p.split("/")[0]) for args in _all(instructions, "EXPOSE") for p in args.split()}
     assert exposed == {8080}

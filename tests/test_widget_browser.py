@@ -24,13 +24,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("GATEBOT_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
 START_TIMEOUT = 30.0
 WAIT_MS = 15_000  # the longest any single browser wait may take
 
@@ -70,29 +65,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.fail(f"the gatebot console script is missing at {exe}; pip install -e . first")
     data = tmp_path_factory.mktemp("gatebot-web")
     port = _free_port()
-    env = {
-        **os.environ,
-        "GATEBOT_DATA_DIR": str(data),
-        "GATEBOT_PORT": str(port),
-        "GATEBOT_HOST": "127.0.0.1",
-        "GATEBOT_RECORDERS": "memory",
-        "GATEBOT_PACK": str(ROOT / "knowledge" / "acme"),
-    }
+    env = {**os.environ, "GATEBOT_DATA_DIR": str(data), "GATEBOT_PORT": str(port),
+           "GATEBOT_HOST": "127.0.0.1", "GATEBOT_RECORDERS": "memory",
+           "GATEBOT_PACK": str(ROOT / "knowledge" / "acme")}
     log_path = data / "server.log"
     base = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [str(exe), "run"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-        )
+        proc = subprocess.Popen([str(exe), "run"], cwd=ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while not _healthy(f"{base}/healthz"):
             if proc.poll() is not None:
                 pytest.fail(f"gatebot run exited with {proc.returncode}:\n{log_path.read_text()}")
             if time.monotonic() > deadline:
-                pytest.fail(
-                    f"gatebot run not healthy after {START_TIMEOUT:.0f}s:\n{log_path.read_text()}"
-                )
+                pytest.fail(f"gatebot run not healthy after {START_TIMEOUT:.0f}s:\n"
+                            f"{log_path.read_text()}")
             time.sleep(0.2)
         yield base
     finally:
@@ -107,17 +95,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
-        _unavailable(
-            f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set GATEBOT_CHROMIUM)"
-        )
+        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set "
+                     "GATEBOT_CHROMIUM)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("the playwright package is not installed (pip install -e '.[dev]')")
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=WAIT_MS * 2
-        )
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                      timeout=WAIT_MS * 2)
         try:
             yield chromium
         finally:
@@ -199,14 +185,9 @@ def test_enter_sends_and_cards_render(server: str, page: Any) -> None:
         {"type": "card", "card": "booking", "url": "https://book.example/acme"},
         {"type": "card", "card": "booking", "url": "javascript:alert(1)"},
     ]
-    page.route(
-        "**/api/conversations/*/messages",
-        lambda route: route.fulfill(
-            status=200,
-            content_type="application/json",
-            body=json.dumps({"replies": cards, "turn": {}, "duplicate": False}),
-        ),
-    )
+    page.route("**/api/conversations/*/messages", lambda route: route.fulfill(
+        status=200, content_type="application/json",
+        body=json.dumps({"replies": cards, "turn": {}, "duplicate": False})))
     page.goto(f"{server}/")
     open_widget(page)
     page.locator(INPUT).fill("I'd like a demo")
@@ -350,12 +331,8 @@ def test_tool_progress_shows_a_fixed_phrase_until_the_reply(server: str, page: A
     progress = page.locator('[data-gatebot="progress"]')
     expect(progress).to_be_hidden()
     expect(page.locator(f"{PANEL} .dot:not([data-offline])")).to_have_count(1)
-    event = {
-        "type": "tool",
-        "tool": "knowledge.search",
-        "event": "requested",
-        "detail": {"arguments": ["k", "query"], "note": "secret words"},
-    }
+    event = {"type": "tool", "tool": "knowledge.search", "event": "requested",
+             "detail": {"arguments": ["k", "query"], "note": "secret words"}}
     sockets[0].send(json.dumps(event))
     expect(progress).to_have_text("Searching the help center…")
     sockets[0].send(json.dumps({**event, "tool": "knowledge.read", "event": "started"}))
@@ -366,12 +343,8 @@ def test_tool_progress_shows_a_fixed_phrase_until_the_reply(server: str, page: A
     sockets[0].send(json.dumps(preflight))
     expect(progress).to_have_text("Je regarde cela.")
     expect(page.locator(PANEL)).not_to_contain_text("secret words")
-    reply = {
-        "type": "reply",
-        "role": "agent",
-        "seq": 99,
-        "reply": {"type": "text", "text": "Here is what I found.", "citations": []},
-    }
+    reply = {"type": "reply", "role": "agent", "seq": 99,
+             "reply": {"type": "text", "text": "Here is what I found.", "citations": []}}
     sockets[0].send(json.dumps(reply))
     expect(messages(page, "agent", "Here is what I found.")).to_have_count(1)
     expect(progress).to_be_hidden()
@@ -414,9 +387,8 @@ def host_page(server: str) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def test_host_page_css_cannot_break_it_and_cross_origin_works(
-    server: str, host_page: str, page: Any
-) -> None:
+def test_host_page_css_cannot_break_it_and_cross_origin_works(server: str, host_page: str,
+                                                               page: Any) -> None:
     page.goto(host_page)
     expect(page.locator(LAUNCHER)).to_be_visible()
     page.locator(LAUNCHER).click()
