@@ -11,6 +11,9 @@ Each line of the set (JSON) is ``{"text", "kind", ...}``, one fresh conversation
 - ``non_english`` with ``keys``: right when it cites one of ``keys``, safe when it cites nothing,
   wrong when it cites anything else (an unrelated passage is never acceptable).
 
+A line may carry ``before``: messages sent first in the same conversation (a follow-up such as
+"is it encrypted?" after "where is my data stored?"); only the last turn is scored.
+
 The set is data about one pack, so it lives with the pack's tests; ``gatebot evalset`` runs it.
 """
 
@@ -34,6 +37,7 @@ class Case:
     kind: str
     keys: list[str] = field(default_factory=list)
     flow: str | None = None
+    before: list[str] = field(default_factory=list)  # sent first, in the same conversation
 
 
 def load_set(path: Path) -> list[Case]:
@@ -44,7 +48,8 @@ def load_set(path: Path) -> list[Case]:
             continue
         try:
             raw = json.loads(line)
-            case = Case(raw["text"], raw["kind"], list(raw.get("keys", [])), raw.get("flow"))
+            keys, before = list(raw.get("keys", [])), [str(t) for t in raw.get("before", [])]
+            case = Case(raw["text"], raw["kind"], keys, raw.get("flow"), before)
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ConfigError(f"{path}:{n}: not a case ({exc})") from exc
         if case.kind not in KINDS:
@@ -119,6 +124,8 @@ async def run_set(
     scores = Scores()
     for n, case in enumerate(progress(cases)):
         conv, _ = store.create_conversation("evalset", external_id=f"evalset-{n}")
+        for m, earlier in enumerate(case.before):
+            await agent.handle(conv, earlier, f"evalset-{n}-before-{m}")
         result = await agent.handle(conv, case.text, f"evalset-{n}")
         scores.add(case, verdict(case, result.record, result.replies))
     return scores

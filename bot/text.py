@@ -71,3 +71,35 @@ def has_phrase(normalised_text: str, phrase: str) -> bool:
 
 def matching(normalised_text: str, phrases: list[str]) -> list[str]:
     return [p for p in phrases if has_phrase(normalised_text, p)]
+
+
+#: A word this long or longer may be read as a typo of a declared keyword (see :func:`respell`).
+TYPO_MIN_LETTERS = 5
+
+
+def one_typo_apart(word: str, target: str) -> bool:
+    """Whether ``word`` is ``target`` with one letter missing, added, changed, or two neighbours
+    swapped ("monitr", "slakc", "trail" for "trial"), the first letter kept."""
+    if word == target or word[:1] != target[:1] or abs(len(word) - len(target)) > 1:
+        return False
+    if len(word) == len(target):
+        diff = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        if len(diff) == 1:
+            return True
+        i = diff[0]
+        swapped = word[i] == target[i + 1] and word[i + 1] == target[i]
+        return len(diff) == 2 and diff[1] == i + 1 and swapped
+    short, long_ = sorted((word, target), key=len)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def respell(text: str, vocabulary: frozenset[str]) -> str:
+    """``text`` (normalised) with each word of :data:`TYPO_MIN_LETTERS` letters or more that is
+    not in ``vocabulary`` but one typo from a word that is, written as that word. Pure Python,
+    for the declared keywords (a few hundred words): no fuzzy-matching package needed."""
+    out = []
+    for word in tokens(text):
+        if len(word) >= TYPO_MIN_LETTERS and word not in vocabulary:
+            word = next((v for v in sorted(vocabulary) if one_typo_apart(word, v)), word)
+        out.append(word)
+    return " ".join(out)

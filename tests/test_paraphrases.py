@@ -17,12 +17,12 @@ SET = Path(__file__).parent / "data" / "acme_paraphrases.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
-    "answer": (15 / 27, 0),
-    "unanswerable": (8 / 10, 2),
+    "answer": (22 / 34, 0),  # measured 23: one of margin
+    "unanswerable": (15 / 16, 1),
     "out_of_scope": (6 / 10, 0),
     "person": (4 / 4, 0),
     "action": (8 / 8, 0),
-    "non_english": (2 / 8, 0),
+    "non_english": (9 / 10, 0),
 }
 
 

@@ -69,6 +69,20 @@ async def test_routing_answers_faq_verbatim_with_the_faq_as_source(
     assert turn["model_calls"] == []  # answered without any model
 
 
+async def test_routing_reads_faq_paraphrases_through_knowledge_search(client: TestClient) -> None:
+    """The FAQ question is read by the same hybrid search as knowledge search: a paraphrase that
+    shares few words with the entry's question is routed, a near miss is not."""
+    body = await _turn(client, "will monitor ping our slack channel when the site goes down")
+    faq = _answer(body["turn"], "faq")
+    assert faq["answer"] == "faq-slack-alerts" and faq["above"] is True
+    assert faq["source"].startswith("knowledge search (hybrid")
+    assert body["turn"]["preflight"]["decision"] == "faq:faq-slack-alerts"
+    # The GitHub and GitLab entry is the nearest, and it does not answer this: not routed.
+    body = await _turn(client, "do you integrate with bitbucket")
+    assert body["turn"]["preflight"]["decision"] == "none"
+    assert _answer(body["turn"], "faq")["above"] is False
+
+
 async def test_routing_opens_the_escalation_menu_on_the_recommended_desk(
     client: TestClient, app: App
 ) -> None:

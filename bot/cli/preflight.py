@@ -124,7 +124,8 @@ async def _replay(
     if previous_path.is_file():
         previous = json.loads(previous_path.read_text("utf-8"))
     try:
-        preflight = Preflight(pack, provider, Readers(pack), "shadow")
+        retriever = await _retriever(registry, pack)
+        preflight = Preflight(pack, provider, Readers(pack), "shadow", retriever)
         rows = await run_cases(
             pack, preflight, read_labels(labels_path), lambda c: progress(c, "preflight replay")
         )
@@ -150,3 +151,18 @@ async def _replay(
             report["alert"]["error"] = str(exc)
             failed = f"alert not sent: {exc}"
     return report, failed
+
+
+async def _retriever(registry: Any, pack: Any) -> Any:
+    """The retriever the app would use for ``pack`` (the last registered), built with no store
+    and started, so a replay reads FAQ matches as a live turn does; None when none is
+    registered (pre-flight then compares the FAQ's keywords)."""
+    if not registry.retrievers:
+        return None
+    from types import SimpleNamespace
+
+    retriever = registry.retrievers[-1](SimpleNamespace(pack=pack, store=None))
+    start = getattr(retriever, "start", None)
+    if start is not None:
+        await start()
+    return retriever

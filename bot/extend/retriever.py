@@ -54,6 +54,17 @@ class QueryVector:
     values: Any  # numpy float32, unit length
 
 
+@dataclass
+class FaqMatch:
+    """Which FAQ entry a question asks (``key`` None: none of them), how sure the match is
+    (a probability), the retriever's score it was read from, and the search mode."""
+
+    key: str | None
+    confidence: float
+    score: float
+    mode: str
+
+
 class Retriever(ABC):
     name: str = ""
     #: Whether ``search`` takes ``vector=`` (a :class:`QueryVector`). A retriever that does not
@@ -63,6 +74,11 @@ class Retriever(ABC):
     @abstractmethod
     async def search(self, query: str, k: int = 3) -> list[Fact]:
         """The ``k`` best facts for ``query``, best first; an empty list when nothing fits."""
+
+    async def faq_match(self, query: str) -> FaqMatch | None:
+        """The FAQ entry ``query`` asks, read through the same search as :meth:`search`; None
+        when this retriever cannot say (pre-flight then compares the FAQ's keywords)."""
+        return None
 
 
 async def search_with(

@@ -46,3 +46,20 @@ def detect(text: str, languages: list[str]) -> tuple[str | None, float]:
         return None, 0.0
     label, probability = ident.classify(text)
     return str(label), float(probability)
+
+
+#: A turn is answered in the message's language when it reads this surely as one the pack has
+#: templates for, from this many words on (shorter messages give weak readings).
+SURE = 0.9
+MIN_WORDS = 3
+
+
+def reply_language(text: str, current: str, pack_language: str, templates: list[str]) -> str:
+    """The language a turn's templates are said in: the message's own when it is confidently
+    one the pack has templates for, else ``current`` (the conversation's)."""
+    from bot.text import tokens
+
+    if len(tokens(text)) < MIN_WORDS:
+        return current
+    lang, p = detect(text, sorted({pack_language, *templates}))
+    return lang if lang and p >= SURE and lang in templates else current

@@ -1,17 +1,21 @@
 """Pre-flight without a language model: the seven answers from what the agent already runs.
 
-- flow and FAQ: the message's embedding against each candidate's phrases (the heads' encoder and
-  batcher, so no second model copy loads); a flow also counts the intent head's probability of
-  its trigger intent. Without embeddings, the share of a candidate's keywords the message has.
+- FAQ: the knowledge retriever's FAQ match (``Retriever.faq_match``: the same hybrid ranking as
+  knowledge search, over each entry's question and answer). A retriever that cannot say (BM25
+  alone, the core's) leaves it to the share of an entry's keywords the message has.
+- flow: the message's embedding against each flow's phrases (the heads' encoder and batcher, so
+  no second model copy loads), and the intent head's probability of its trigger intent. Without
+  embeddings, the share of a flow's keywords the message has.
 - person: the intent head's probability of the pack's hand-off intent.
 - frustration: the sentiment head (hostile: high, negative: medium).
 - helpdesk: the pack's ``preflight.helpdesks`` routing by intent and scope topic.
 - reasoning: simple features of the message (length, questions, comparisons).
 - language: py3langid, restricted to the pack's template languages.
 
-Similarity is not a probability. It goes through one declared logistic (:data:`SIMILAR_AT`,
-:data:`SIMILAR_SCALE`), set so that paraphrases of an FAQ question in the sample pack (cosine
-0.8 and up) read above 0.85 and related but different questions (0.5-0.6) read below 0.1.
+Similarity is not a probability. A flow's goes through one declared logistic (:data:`SIMILAR_AT`,
+:data:`SIMILAR_SCALE`), set so that paraphrases in the sample pack (cosine 0.8 and up) read
+above 0.85 and related but different requests (0.5-0.6) read below 0.1; the FAQ match's
+confidence is the retriever's (``gatebot_knowledge.faqmatch``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import os
 import re
 from typing import Any
 
+from bot.extend.retriever import Retriever
 from bot.packs import Pack
 from bot.preflight import language
 from bot.preflight.answers import Answer
@@ -52,8 +57,8 @@ def embeddings_on() -> bool:
 class OfflinePreflight:
     version = VERSION
 
-    def __init__(self, pack: Pack, readers: Readers) -> None:
-        self.pack, self.readers = pack, readers
+    def __init__(self, pack: Pack, readers: Readers, retriever: Retriever | None = None) -> None:
+        self.pack, self.readers, self.retriever = pack, readers, retriever
         self.flows = flow_candidates(pack)
         self.faq = faq_candidates(pack)
         # The readers' batcher embeds with the one shared encoder; None when heads are off.
@@ -70,7 +75,7 @@ class OfflinePreflight:
         intent = await self.readers.intent(text, None, vector)
         mood = await self.readers.sentiment(text, vector)
         flow = await self._best(text, vector, self.flows, intent)
-        faq = await self._best(text, vector, self.faq, None)
+        faq = await self._faq(text)
         lang, p_lang = language.detect(text, list(self.pack.templates))
         return [
             Answer("flow", flow[0], flow[1], flow[2]),
@@ -91,13 +96,24 @@ class OfflinePreflight:
             self._batcher = None
             return None
 
+    async def _faq(self, text: str) -> tuple[str | None, float, str]:
+        """The FAQ entry the message asks, through the retriever's own search; by keywords when
+        the retriever cannot say (the FAQ's phrases are no longer compared one by one)."""
+        found = await self.retriever.faq_match(text) if self.retriever and self.faq else None
+        if found is None:
+            return await self._best(text, None, self.faq, None)
+        source = f"knowledge search ({found.mode}, score {found.score:.2f})"
+        if found.key is None or found.confidence < 0.5:
+            return None, 1.0 - found.confidence, source
+        return found.key, found.confidence, source
+
     async def _index(self) -> dict[str, Any]:
-        """Each candidate's phrase vectors, embedded once (off the event loop)."""
+        """Each flow's phrase vectors, embedded once (off the event loop)."""
         async with self._index_lock:
             if self._vectors is None:
                 from bot.heads.encoder import embed, load_encoder
 
-                cands = self.flows + self.faq
+                cands = self.flows
                 phrases = [p for c in cands for p in c.phrases]
                 rows = await asyncio.to_thread(lambda: embed(load_encoder(), phrases))
                 vectors, at = {}, 0

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from bot.extend.provider import ModelCall, ModelProvider
-from bot.extend.retriever import Fact
+from bot.extend.retriever import Fact, Retriever
 from bot.packs import Pack
 from bot.preflight.answers import Answer, by_question, gated, search_steps
 from bot.preflight.offline import OfflinePreflight
@@ -139,14 +139,20 @@ def _trigger_intent(pack: Pack, flow: str | None) -> str | None:
 
 class Preflight:
     def __init__(
-        self, pack: Pack, provider: ModelProvider, readers: Readers, mode: str = "off"
+        self,
+        pack: Pack,
+        provider: ModelProvider,
+        readers: Readers,
+        mode: str = "off",
+        retriever: Retriever | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"pre-flight mode must be one of {MODES}, got {mode!r}")
         self.pack, self.mode = pack, mode
-        # The offline provider has no model to ask: the heads and embeddings answer instead.
+        # The offline provider has no model to ask: the heads, embeddings and the knowledge
+        # retriever's FAQ match answer instead.
         self.reader: OfflinePreflight | ModelPreflight = (
-            OfflinePreflight(pack, readers)
+            OfflinePreflight(pack, readers, retriever)
             if provider.name == "offline"
             else ModelPreflight(pack, provider)
         )

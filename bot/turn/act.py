@@ -59,6 +59,7 @@ class Acted:
     unanswered: str | None = None
     tools: list[ToolEvent] = field(default_factory=list)  # tool lifecycle events
     reads: list[Read] = field(default_factory=list)  # the answerability check's read
+    query: str | None = None  # what an answer's knowledge search read
 
 
 def text_reply(text: str, citations: list[dict[str, str]] | None = None) -> dict[str, Any]:
@@ -175,7 +176,7 @@ class Actor:
     ) -> Acted:
         registry, ledger = knowledge_tools(self.retriever, self.vectors)
         runner = ToolRunner(registry, publish)
-        acted = Acted([])
+        acted = Acted([], query=text)
         threshold = self.pack.gates[answerable.GATE]
         vector = await self.vectors.get(text[:500]) if self.retriever.takes_vector else None
         checked = await answerable.check(self.retriever, text[:500], threshold, vector=vector)
@@ -205,6 +206,10 @@ class Actor:
             allow=replygate.allowances(self.pack),
         )
         take_draft(acted, drafted)
+        if drafted.text is not None and language != self.pack.language:
+            # The facts are in the pack's language: say so, in the customer's, before them.
+            said = self._line("answer_in_pack_language", language, "")
+            acted.replies[:0] = [text_reply(said)] if said else []
         if drafted.failed == NOTHING_FOUND:
             return self._no_answer(acted, text, language)
         if drafted.failed:
@@ -219,6 +224,8 @@ class Actor:
         that this is not something the agent can confirm and is offered a person (a card whose
         button sends the pack's own words for asking for one, which the hand-off intent reads)."""
         said = "not_in_knowledge" if self._has("not_in_knowledge") else "no_answer"
+        if language != self.pack.language and self._has("not_in_knowledge_language"):
+            said = "not_in_knowledge_language"  # answers come from pages in the pack's language
         acted.replies = [text_reply(self.template(said, language)), self._offer_person(language)]
         acted.unanswered = text
         return acted

@@ -24,9 +24,11 @@ from bot.flows.trigger import ExampleIndex
 from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.preflight import Outcome, Preflight
+from bot.preflight.language import reply_language
 from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
-from bot.turn import followups, gates, valuereader
+from bot.text import is_question
+from bot.turn import answerable, followup_query, followups, gates, valuereader
 from bot.turn.act import Acted, Actor
 from bot.turn.decide import HANDOFF_ACCEPTED, HANDOFF_WHEN_ASKED, LEADS, Decision, decide
 from bot.turn.forecast import forecast
@@ -88,7 +90,7 @@ class Agent:
         self.actor = Actor(pack, provider, retriever, vectors=MessageVectors(self.readers.batcher))
         #: The procedure runtime; the app binds its tools at build (``flows.bind_tools``).
         self.flows = FlowEngine(pack, store, provider, retriever)
-        self.preflight_stage = Preflight(pack, provider, self.readers, preflight)
+        self.preflight_stage = Preflight(pack, provider, self.readers, preflight, retriever)
         self.scope_check = ScopeCheck(pack, self.readers)
         # The flows' examples beside every intent's, on the heads' embedding: which is nearest.
         self.flow_examples = ExampleIndex(pack, getattr(self.readers, "_batcher", None))
@@ -267,14 +269,27 @@ class Agent:
         self, turn: Turn, decision: Decision, transcript: list[dict[str, str]], pre: Outcome
     ) -> Acted:
         conv_id = turn.conversation.id
-        return await self.actor.act(
+        # A follow-up ("how much is it?") is searched with the question before it.
+        query, query_from = followup_query.retrieval_query(self.pack, turn.text, turn.state)
+        # A Spanish question is answered in Spanish templates, whatever the conversation's was.
+        pack = self.pack
+        said_in = reply_language(
+            turn.text, turn.conversation.language, pack.language, [*pack.templates]
+        )
+        acted = await self.actor.act(
             decision,
-            turn.text,
+            query,
             transcript,
-            turn.conversation.language,
+            said_in,
             publish=lambda event: self.events.publish(conv_id, event),  # tool progress, live
             search_steps=pre.steps_for_turn,  # pre-flight's reasoning level, when routing
         )
+        for read in acted.reads:
+            if read["head"] == answerable.HEAD and acted.query is not None:
+                read.setdefault("query", acted.query)
+                # The question an ask was waiting on is answered now, rather than this message.
+                read["query_from"] = query_from if acted.query == query else "pending question"
+        return acted
 
     def _conclude(self, turn: Turn, decision: Decision, acted: Acted, sentiment: float) -> None:
         """The act stage's part of the record, what the move leaves in the state, whether a
@@ -450,6 +465,9 @@ class Agent:
             conv.status = "stopped"
         if acted.unanswered:
             state.setdefault("unanswered", []).append(acted.unanswered)
+        if acted.query is not None or is_question(turn.text):
+            # What a follow-up's "it" refers to: the question searched, or else the one asked.
+            state["last_question"] = (acted.query or turn.text)[:500]
         if decision.move == "decline":
             # Requests the pack does not cover, kept for whoever extends the pack.
             state.setdefault("uncovered", []).append(turn.text)

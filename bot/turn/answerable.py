@@ -92,6 +92,9 @@ async def check(
     else:
         evidence = await retriever.evidence(question, k)
     read = answer_read(float(evidence.p_answerable), threshold, str(evidence.version))
+    searched = getattr(evidence, "query", "")
+    if searched:  # the query as the retriever searched it (typos spelled as the pack writes them)
+        read["query"] = str(searched)
     checked = Checked(read)
     if checked.answers:
         checked.facts = list(evidence.facts)

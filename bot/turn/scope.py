@@ -28,8 +28,9 @@ from typing import Any
 from bot.packs import Pack
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
-from bot.text import is_question, matching, normalise
+from bot.text import is_question, matching, normalise, respell, tokens
 from bot.turn.domain import Domain, build_domain, domain_texts
+from bot.turn.followup_query import refers_back
 from bot.turn.reading import Readers
 from bot.turn.turn import ConversationState, Scope
 
@@ -52,6 +53,12 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     """
     norm = normalise(text)
     verdict = _verdict(pack, norm, known_slots)
+    spelled = respell(norm, _keyword_words(pack))
+    if verdict["rule"] == NO_MATCH and spelled != norm:
+        # "whats teh pricng for monitr": a declared word misspelled is still that word.
+        verdict = _verdict(pack, spelled, known_slots)
+        if verdict["rule"] != NO_MATCH:
+            verdict["rule"] = f"spelled:{verdict['rule']}"
     verdict["question"] = is_question(text)
     verdict["score"] = verdict["threshold"] = None
     return verdict
@@ -76,6 +83,22 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str]) -> Scope:
     if covered:
         return {"verdict": "in", "rule": "declared:" + ",".join(dict.fromkeys(covered))}
     return {"verdict": "in", "rule": NO_MATCH}
+
+
+_keywords: dict[int, tuple[Pack, frozenset[str]]] = {}  # by id(pack); the pack is kept alive
+
+
+def _keyword_words(pack: Pack) -> frozenset[str]:
+    """Every word of the pack's declared product, topic and intent keywords (once per pack)."""
+    held = _keywords.get(id(pack))
+    if held is None or held[0] is not pack:
+        phrases = [k for p in pack.products for k in p.keywords]
+        phrases += [k for t in pack.topics for k in t.keywords]
+        phrases += [k for i in pack.intents for k in i.keywords]
+        if len(_keywords) > 32:
+            _keywords.clear()
+        held = _keywords[id(pack)] = (pack, frozenset(w for k in phrases for w in tokens(k)))
+    return held[1]
 
 
 def answering(state: ConversationState) -> str | None:
@@ -109,6 +132,10 @@ class ScopeCheck:
         busy = answering(state)
         if busy:
             scope["rule"] = f"answering:{busy}"
+            return scope
+        if state.get("last_question") and refers_back(self.pack, text):
+            # "how long is it?" alone is close to nothing; it asks about the question before.
+            scope["rule"] = "follow-up"
             return scope
         domain, vector = await self.domain(), await self._embed(text)
         if domain is None or vector is None:

@@ -56,6 +56,7 @@ class ConversationState(TypedDict, total=False):
     owned: dict[str, list[str]]  # what a lookup granted this conversation (tool ownership)
     offered_person: str  # the offer of a person: "offered", then "accepted" or "declined"
     flow: dict[str, Any]  # the active flow's progress (bot.flows.engine.start_progress)
+    last_question: str  # the last query knowledge search read, for a follow-up to join
 
 
 def state_of(conv: Conversation) -> ConversationState:
@@ -120,6 +121,8 @@ class Read(TypedDict):
     score: NotRequired[float]  # the sentiment head's signed score
     legal: NotRequired[dict[str, float]]  # the move head's mass on each legal move
     reason: NotRequired[str]  # why the read is unsure whatever its confidence ("novel")
+    query: NotRequired[str]  # answerability: the query knowledge search read
+    query_from: NotRequired[str]  # ... "message", "follow-up" (joined with the last question)
 
 
 class Rejected(TypedDict):

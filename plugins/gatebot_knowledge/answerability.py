@@ -61,6 +61,7 @@ class Evidence:
     p_answerable: float = 0.0
     version: str = ""
     basis: str = "lexical"  # "dense" (embeddings and BM25) or "lexical" (BM25 only)
+    query: str = ""  # the query as searched: typos spelled as the corpus writes them
 
 
 def _rival(rows: list[int], titles: list[str]) -> int | None:

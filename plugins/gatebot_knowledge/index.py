@@ -23,11 +23,12 @@ there is no approximate index to build or tune; at 100,000 passages a query stay
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from gatebot_knowledge.lexical import Bm25Index
+from gatebot_knowledge.lexical import Bm25Index, stem
 from gatebot_knowledge.passages import Passage
 
 MODES = ("hybrid", "embeddings", "bm25")
@@ -68,8 +69,36 @@ class KnowledgeIndex:
         self.lexical = lexical or Bm25Index([p.lexical for p in passages])
         self.vectors = vectors
         self.w_joint, self.w_bm25 = W_JOINT, W_BM25  # per index, so tuning can try others
+        self._surfaces: dict[str, str] = {}  # a stem's surface word, for spelled()
         if vectors is not None and len(vectors.joint) != len(passages):
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
+
+    def spelled(self, query: str) -> str:
+        """``query`` with each word the BM25 vocabulary reads as a typo written as the corpus
+        writes it ("whats teh pricng" -> "whats teh pricing"): the retriever searches this, on
+        both sides (an encoder reads "pricng" as noise too). Unchanged when nothing was
+        corrected. Ranking and evaluation below read the query they are given as it is."""
+        fixes = self.lexical.corrections(query)
+        if not fixes:
+            return query
+
+        def fix(match: re.Match[str]) -> str:
+            fixed = fixes.get(stem(match.group(0).lower()))
+            return match.group(0) if fixed is None else self._surface(fixed)
+
+        return re.sub(r"[A-Za-z0-9]+", fix, query)
+
+    def _surface(self, term: str) -> str:
+        """A word of the corpus that ``term`` is the stem of (the first found, kept)."""
+        if term not in self._surfaces:
+            self._surfaces[term] = term
+            for p in self.passages:
+                words = re.findall(r"[a-z0-9]+", p.lexical.lower())
+                found = next((w for w in words if stem(w) == term), None)
+                if found:
+                    self._surfaces[term] = found
+                    break
+        return self._surfaces[term]
 
     @property
     def modes(self) -> tuple[str, ...]:

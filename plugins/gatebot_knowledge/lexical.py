@@ -10,11 +10,19 @@ bm25s keeps the index as a sparse matrix of precomputed per-word passage scores.
 saved as arrays (:meth:`Bm25Index.to_arrays`) and the store hands them back at the next start.
 Besides scores, :meth:`Bm25Index.coverage` says how much of a query's informative weight a passage
 holds: one common word in common ("support") is not an answer.
+
+Typos: a query word the corpus never uses is read as the corpus word it most likely misspells
+(:meth:`Bm25Index.corrections`, which the retriever uses to rewrite a query before searching):
+same first letter, at least :data:`TYPO_MIN_LETTERS` letters, and a rapidfuzz similarity of at
+least :data:`TYPO_RATIO` ("pricng" reads as "pricing", "monitr" as "monitor"). Shorter words are
+left alone: "long" is one edit from "log" and "last" from "least", and a four-letter word is as
+likely a real word the corpus lacks as a typo.
 """
 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -27,6 +35,21 @@ TOKENIZER = "words-stopwords-stem1/lucene-k1.5-b0.75"
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "ies", "s")
+
+#: A word this long or longer that the corpus never uses may be read as a typo of one it does...
+TYPO_MIN_LETTERS = 5
+#: ...when rapidfuzz's ratio (an edit similarity, 0-100) to that word is at least this. Measured
+#: on the sample pack: typos score 83-93 ("dokcer" 83, "monitr" 92), real words the pack lacks at
+#: most 77 ("recipe" against "receipt").
+TYPO_RATIO = 80.0
+#: Query words that say a question is asked, not what it is about, and chat spellings of stop
+#: words ("teh"), as stems. A query's words only (the index is unchanged): a small pack's
+#: documents rarely say "what", so it weighed as a word the pack never uses and sank every
+#: "what ..." question's coverage.
+QUERY_STOPWORDS = frozenset(
+    "what which where when who whom whose why wher hows thats theres teh hte adn ur pls plz im ive"
+    " youre".split()
+)
 
 
 @lru_cache(maxsize=200_000)
@@ -102,6 +125,8 @@ class Bm25Index:
         df = np.diff(self._indptr)[: len(self.vocab)] if len(self.vocab) else np.zeros(0)
         self.idf = np.log(1 + (max(n, 1) - df + 0.5) / (df + 0.5))
         self._unseen = float(self.idf.max()) if len(self.idf) else 1.0
+        self._by_letter: dict[str, list[str]] | None = None  # vocabulary by first letter
+        self._typo_cache: dict[str, str | None] = {}
 
     @property
     def unseen_weight(self) -> float:
@@ -122,7 +147,38 @@ class Bm25Index:
         )
 
     def query_terms(self, query: str) -> list[str]:
-        return list(dict.fromkeys(tokenize(query)))
+        """The query's words as the index reads them: stems, each once. Typos are not read here:
+        the retriever rewrites the whole query first (``KnowledgeIndex.spelled``)."""
+        return list(dict.fromkeys(t for t in tokenize(query) if t not in QUERY_STOPWORDS))
+
+    def corrections(self, query: str) -> dict[str, str]:
+        """Each query stem the corpus never uses that reads as a typo of one it does, mapped to
+        that stem (the fuzzy channel of the module docstring)."""
+        out = {}
+        for word in _WORD.findall(query.lower()):
+            term = stem(word)
+            if term in self.vocab or len(word) < TYPO_MIN_LETTERS or term in QUERY_STOPWORDS:
+                continue
+            fix = self._nearest(word)
+            if fix is not None:
+                out[term] = fix
+        return out
+
+    def _nearest(self, word: str) -> str | None:
+        if word not in self._typo_cache:
+            from rapidfuzz import fuzz, process
+
+            if self._by_letter is None:
+                self._by_letter = defaultdict(list)
+                for term in self.vocab:
+                    self._by_letter[term[:1]].append(term)
+            found = process.extractOne(
+                word, self._by_letter.get(word[:1], []), scorer=fuzz.ratio, score_cutoff=TYPO_RATIO
+            )
+            if len(self._typo_cache) > 10_000:
+                self._typo_cache.clear()
+            self._typo_cache[word] = found[0] if found else None
+        return self._typo_cache[word]
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every passage for ``query`` (zeros when no query word is indexed)."""

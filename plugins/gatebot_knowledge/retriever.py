@@ -34,14 +34,16 @@ from typing import Any
 import numpy as np
 
 from bot.errors import ConfigError, GatebotError
-from bot.extend.retriever import Fact, QueryVector, Retriever
+from bot.extend.retriever import Fact, FaqMatch, QueryVector, Retriever
 from bot.packs import Pack
 from bot.store import Store
 from bot.store import passages as stored
 from gatebot_knowledge.answerability import Evidence, assess
 from gatebot_knowledge.embedder import Embedder, load_embedder
+from gatebot_knowledge.faqmatch import faq_match
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index
+from gatebot_knowledge.multilingual import CrossMatch, MultilingualFaq
 from gatebot_knowledge.passages import Passage, pack_passages
 
 log = logging.getLogger(__name__)
@@ -174,6 +176,7 @@ class KnowledgeRetriever(Retriever):
         self._progress = progress
         self._index: KnowledgeIndex | None = None  # the built index, swapped in whole
         self._fallback: KnowledgeIndex | None = None  # BM25 over the pack until then
+        self._cross: tuple[KnowledgeIndex, MultilingualFaq] | None = None  # see .multilingual
         self._lock = threading.Lock()
         self._documents: dict[str, tuple[str, str]] | None = None
         self._vectors: dict[tuple[str, str], np.ndarray] = {}  # recent query vectors
@@ -242,17 +245,20 @@ class KnowledgeRetriever(Retriever):
 
     def _query(
         self, query: str, vector: QueryVector | None = None
-    ) -> tuple[KnowledgeIndex, str, np.ndarray | None]:
-        """The index in hand, the mode it searches in, and the query's vector (None in bm25):
-        ``vector`` when it was made by this index's model, else embedded here."""
+    ) -> tuple[KnowledgeIndex, str, np.ndarray | None, str]:
+        """The index in hand, the mode it searches in, the query's vector (None in bm25) and the
+        query as searched: spelled (:meth:`KnowledgeIndex.spelled`), typos read as the corpus
+        words they misspell, for BM25 and the embedding alike. The vector is ``vector`` when it
+        was made by this index's model from that same text, else embedded here."""
         # The mode follows the index in hand, not self.mode: a build may swap indexes meanwhile.
         index, embedder = self._current(), self.embedder
         mode = self.wanted_mode if self.wanted_mode in index.modes and embedder else "bm25"
+        query = index.spelled(query)
         if mode == "bm25" or embedder is None:
-            return index, mode, None
+            return index, mode, None, query
         if vector is not None and vector.text == query and vector.folder == embedder.folder:
-            self.vectors_taken += 1
-            return index, mode, np.asarray(vector.values, dtype=np.float32)
+            self.vectors_taken += 1  # a query read with a typo corrected is embedded anew
+            return index, mode, np.asarray(vector.values, dtype=np.float32), query
         # An answer turn asks twice for the same question (the check, then the search): embed once.
         key = (embedder.model_id, query)
         with self._vectors_lock:
@@ -263,12 +269,17 @@ class KnowledgeRetriever(Retriever):
                 self._vectors[key] = qvec
                 while len(self._vectors) > 64:
                     self._vectors.pop(next(iter(self._vectors)))
-        return index, mode, qvec
+        return index, mode, qvec, query
 
     def search_sync(
         self, query: str, k: int = 3, gate: bool = True, vector: QueryVector | None = None
     ) -> list[Fact]:
-        index, mode, qvec = self._query(query, vector)
+        foreign = self._foreign(query)
+        if foreign is not None:  # never an English passage for a question in another language
+            found = self._cross_match(query, foreign)
+            sure = found is not None and found.confidence >= 0.5
+            return self._cross_facts(found) if sure or not gate else []
+        index, mode, qvec, query = self._query(query, vector)
         ranked = index.rank(query, k, mode, qvec)
         rows = [r for r, _ in ranked]
         keep = index.answerable(query, rows, mode, qvec) if gate else [True] * len(rows)
@@ -289,13 +300,91 @@ class KnowledgeRetriever(Retriever):
     def evidence_sync(self, query: str, k: int = 3, vector: QueryVector | None = None) -> Evidence:
         """The answerability check's input (:mod:`gatebot_knowledge.answerability`): the ``k``
         best passages, ungated, with P(answerable) from the head for the features in hand."""
-        index, mode, qvec = self._query(query, vector)
-        return assess(index, query, mode, qvec, k)
+        foreign = self._foreign(query)
+        if foreign is not None:
+            return self._cross_evidence(query, foreign)
+        index, mode, qvec, query = self._query(query, vector)
+        evidence = assess(index, query, mode, qvec, k)
+        evidence.query = query
+        if mode == "hybrid" and qvec is not None:
+            # A confident FAQ match is evidence too: what pre-flight would answer verbatim, the
+            # answer path answers as well.
+            found = faq_match(index, query, qvec)
+            evidence.features["faq_match"] = found.confidence
+            best = evidence.facts[0].key if evidence.facts else None
+            if found.key == best and found.confidence > evidence.p_answerable:
+                evidence.p_answerable = found.confidence
+                evidence.version += "+faq-match"
+        return evidence
 
     async def evidence(
         self, query: str, k: int = 3, vector: QueryVector | None = None
     ) -> Evidence:
         return await asyncio.to_thread(self.evidence_sync, query, k, vector)
+
+    def faq_match_sync(self, query: str) -> FaqMatch | None:
+        if self._foreign(query) is not None:
+            # Never routed to an entry's English text as it stands: the answer path matches it
+            # across languages and says, in the customer's language, where the answer is from.
+            return FaqMatch(None, 0.0, 0.0, "another language: left to the answer path")
+        index, mode, qvec, query = self._query(query)
+        if mode != "hybrid" or qvec is None:
+            return None  # BM25 scores have no scale to read a match from (see .faqmatch)
+        return faq_match(index, query, qvec)
+
+    async def faq_match(self, query: str) -> FaqMatch | None:
+        """The FAQ entry ``query`` asks, through the hybrid ranking (:mod:`.faqmatch`)."""
+        return await asyncio.to_thread(self.faq_match_sync, query)
+
+    # -- other languages (see .multilingual) --------------------------------------------------
+
+    def _foreign(self, query: str) -> str | None:
+        """The query's language when it is confidently not the pack's, else None."""
+        from bot.preflight.language import detect
+        from bot.text import tokens
+        from gatebot_knowledge.multilingual import MIN_WORDS, SURE_LANGUAGE
+
+        if len(tokens(query)) < MIN_WORDS:
+            return None
+        lang, p = detect(query, sorted({self.pack.language, *self.pack.templates}))
+        return lang if lang and lang != self.pack.language and p >= SURE_LANGUAGE else None
+
+    def _cross_match(self, query: str, language: str) -> CrossMatch | None:
+        """The FAQ entry a question in ``language`` asks; None without the multilingual encoder
+        (or with embeddings off)."""
+        from gatebot_knowledge.multilingual import available
+
+        index = self._current()
+        if self.embedder is None or not available():
+            return None
+        held = self._cross
+        if held is None or held[0] is not index:
+            rows = [i for i, p in enumerate(index.passages) if p.kind == "faq"]
+            held = self._cross = (
+                index,
+                MultilingualFaq(rows, [index.passages[i].title for i in rows]),
+            )
+        return held[1].match(query, language)
+
+    def _cross_facts(self, found: CrossMatch | None) -> list[Fact]:
+        if found is None or found.row is None:
+            return []
+        p = self._current().passages[found.row]
+        return [Fact(p.key, p.text, p.source, "faq", round(found.confidence, 4), p.title)]
+
+    def _cross_evidence(self, query: str, language: str) -> Evidence:
+        """Evidence for a question in another language: the FAQ entry the multilingual encoder
+        matches, with its confidence; without the encoder, no passage and P = 0 (an English
+        passage ranked for a Spanish question is noise)."""
+        from gatebot_knowledge.multilingual import VERSION
+
+        found = self._cross_match(query, language)
+        if found is None:
+            return Evidence([], {}, 0.0, f"{VERSION}/{language}/no-encoder", "multilingual", query)
+        features = {"cross_cosine": found.cosine}
+        version = f"{VERSION}/{language}"
+        facts = self._cross_facts(found)
+        return Evidence(facts, features, found.confidence, version, "multilingual", query)
 
     # -- reading -------------------------------------------------------------------------------
 

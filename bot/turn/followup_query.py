@@ -1,0 +1,69 @@
+"""A follow-up question read with the one before it: what knowledge search is asked.
+
+"How much is it?" or "and what about the other plan?" mean nothing alone; after "does Monitor
+alert in Slack?" they ask about Monitor. A message is a follow-up when it is short (at most
+:data:`MAX_WORDS` words) and refers back (a pronoun such as "it" or "that one", or "the other").
+Its retrieval query is then the last question's subject (the products it names, else the whole
+question) followed by the message, and the turn record's answerability read says so (``query``,
+``query_from``). The last question is the last one searched, or else the last message that asked
+something.
+
+A short message that names something new is not a follow-up, even with an "it": "does it work
+with Kubernetes?" after a Docker question asks about Kubernetes, and joined with the Docker
+question it would find the Docker answer. So a message with a word of :data:`NEW_SUBJECT_LETTERS`
+or more letters that the pack's FAQ and documents never use is read alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.packs import Pack
+from bot.text import content_tokens, matching, normalise, tokens
+from bot.turn.turn import ConversationState
+
+MAX_WORDS = 10
+NEW_SUBJECT_LETTERS = 6
+#: Words that point back at what was said before.
+_BACK = re.compile(r"\b(it|its|it's|that|this|these|those|they|them|one|ones|other)\b", re.I)
+
+
+_words: dict[int, tuple[Pack, frozenset[str]]] = {}  # by id(pack); the pack is kept alive
+
+
+def _pack_words(pack: Pack) -> frozenset[str]:
+    """Every word the pack's answers can hold: its FAQ and its documents (once per pack)."""
+    held = _words.get(id(pack))
+    if held is None or held[0] is not pack:
+        texts = [f"{f.question} {f.answer} {' '.join(f.keywords)}" for f in pack.faq]
+        texts += [f"{d.title} {d.text}" for d in pack.documents]
+        if len(_words) > 32:
+            _words.clear()
+        held = _words[id(pack)] = (pack, frozenset(w for t in texts for w in tokens(t)))
+    return held[1]
+
+
+def refers_back(pack: Pack, text: str) -> bool:
+    """Whether ``text`` reads as a follow-up of the question before (see the module docstring)."""
+    if len(tokens(text)) > MAX_WORDS or not _BACK.search(text):
+        return False
+    known = _pack_words(pack)
+    return not any(len(w) >= NEW_SUBJECT_LETTERS and w not in known for w in content_tokens(text))
+
+
+def subject(pack: Pack, question: str) -> str:
+    """What a follow-up's "it" stands for: the products ``question`` names (joined with the
+    whole question, "how much is it?" after "can Monitor alert in Slack?" would find the Slack
+    answer again), else the whole question."""
+    norm = normalise(question)
+    names = [p.name for p in pack.products if matching(norm, [p.name, *p.keywords])]
+    return " ".join(names) or question
+
+
+def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[str, str]:
+    """The query knowledge search reads for ``text``, and where it came from: ``message``, or
+    ``follow-up`` (the last question's subject, then the message)."""
+    last = state.get("last_question")
+    if not last or not refers_back(pack, text):
+        return text, "message"
+    return f"{subject(pack, last)} {text}", "follow-up"
