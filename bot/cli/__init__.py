@@ -10,6 +10,7 @@ from bot import __version__
 from bot.cli import (
     chat,
     check,
+    data,
     doctor,
     evalset,
     flows,
@@ -41,7 +42,8 @@ def cli(verbose: int) -> None:
     setup_logging(verbose)
 
 
-for module in (run, chat, check, plugins_cmd, doctor, heads, preflight, flows, scope, evalset):
+COMMANDS = (run, chat, check, plugins_cmd, doctor, heads, preflight, flows, scope, evalset, data)
+for module in COMMANDS:
     cli.add_command(module.command)
 
 

@@ -37,6 +37,11 @@ def setup_logging(verbosity: int) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    # SQLAlchemy logs every statement at INFO once the root logger allows it; statements are for
+    # debugging only (their parameters, customer text, are hidden by the engine in any case).
+    logging.getLogger("sqlalchemy.engine").setLevel(
+        level if level <= logging.DEBUG else logging.WARNING
+    )
     if level > logging.DEBUG:
         # Model loading draws "Loading weights" bars through huggingface_hub's switch, read when
         # transformers is first imported; a user's own setting wins.

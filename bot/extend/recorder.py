@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -47,6 +48,39 @@ class JsonlRecorder(Recorder):
     def _append(self, line: str) -> None:
         with self.path.open("a", encoding="utf-8") as f:
             f.write(line)
+
+
+def erase_lines(path: str | Path, conversation_ids: set[str]) -> int:
+    """Rewrite a JSONL record file without the lines of these conversations; the number removed.
+    The new file replaces the old in one rename; lines a running bot appends meanwhile are
+    carried over (filtered the same way) before the rename."""
+    path = Path(path)
+    if not path.exists() or not conversation_ids:
+        return 0
+    tmp = path.with_name(path.name + ".erasing")
+    removed = 0
+    with path.open("rb") as src, tmp.open("wb") as dst:
+        while True:
+            line = src.readline()
+            if not line:
+                # Caught up: anything appended since is read on the next pass, or none came.
+                if src.tell() >= path.stat().st_size:
+                    break
+                continue
+            if _conversation_of(line) in conversation_ids:
+                removed += 1
+            else:
+                dst.write(line)
+    os.replace(tmp, path)
+    return removed
+
+
+def _conversation_of(line: bytes) -> str | None:
+    try:
+        value = json.loads(line).get("conversation_id")
+    except (ValueError, AttributeError):
+        return None  # not a record (a torn last line): kept as it was
+    return value if isinstance(value, str) else None
 
 
 def summarise(turn: Mapping[str, Any]) -> str:

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 from bot.errors import StoreError
+from bot.store.customer import CustomerDataMixin
 from bot.store.engine import HeldConnections, make_engine
 from bot.store.flowruns import FlowRunsMixin
 from bot.store.inbox import InboxMixin, Received
@@ -60,7 +61,7 @@ def _hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class Store(InboxMixin, FlowRunsMixin):
+class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
     def __init__(self, url: str, **engine_args: Any) -> None:
         self.url = normalise_url(url)
         self.engine = make_engine(self.url, **engine_args)

@@ -37,6 +37,9 @@ def make_engine(url: str, **engine_args: Any) -> sa.Engine:
         )
         engine_args.setdefault("pool_size", POOL_SIZE)
         engine_args.setdefault("pool_timeout", CONNECT_TIMEOUT_S)
+    # An error's message (logged, or shown by a channel) must never carry a customer's words, which
+    # travel as statement parameters: SQLAlchemy then prints "[SQL parameters hidden ...]".
+    engine_args.setdefault("hide_parameters", True)
     engine = sa.create_engine(url, **engine_args)
     if url.startswith("sqlite"):
         sa.event.listen(engine, "connect", _sqlite_pragmas)

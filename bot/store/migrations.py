@@ -239,6 +239,23 @@ def m006_staff_relays(conn: Connection) -> None:
     md.create_all(conn)
 
 
+@migration
+def m007_erasures(conn: Connection) -> None:
+    """A record of each erasure of a customer's data: when, what was asked for and how many rows
+    went, never the data itself."""
+    md = sa.MetaData()
+    sa.Table(
+        "erasures",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("selector", sa.String(16), nullable=False),  # conversation | email
+        sa.Column("conversations", sa.JSON, nullable=False),  # the ids erased
+        sa.Column("counts", sa.JSON, nullable=False),  # rows (and JSONL lines) removed, by kind
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    md.create_all(conn)
+
+
 _applied = sa.Table(
     "schema_migrations",
     sa.MetaData(),

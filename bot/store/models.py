@@ -196,3 +196,16 @@ class FlowCheckpoint(SQLModel, table=True):
     progress: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     edited: bool = False  # a fork's copy whose output an operator changed by hand
     created_at: datetime = Field(default_factory=now)
+
+
+class Erasure(SQLModel, table=True):
+    """One erasure of a customer's data (``gatebot data erase``): what was asked for, when, and
+    how many rows of each kind went. The conversation ids stay (random, they identify nobody);
+    an email asked for does not."""
+
+    __tablename__ = "erasures"
+    id: int | None = Field(default=None, primary_key=True)
+    selector: str = Field(max_length=16)  # conversation | email
+    conversations: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    counts: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=now)

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from bot.cards import mask_cards
 from bot.errors import ProviderError
 from bot.events import EventBus
 from bot.extend.provider import ModelCall, ModelProvider
@@ -104,6 +105,8 @@ class Agent:
         scoped to the conversation is ``CONVERSATION_ID:EXTERNAL_ID`` (the web channel's), so a
         turn re-run after a crash can still record the client's own id."""
         clock = Clock()
+        # Once, here: the stored message, the record, checkpoints and model calls all read this.
+        text = mask_cards(text)
         async with self._lock(conv.id):
             received = await self.db.call(
                 self.store.receive_turn, conv.id, conv.channel, inbox_key or external_id, text

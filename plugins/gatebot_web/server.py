@@ -216,7 +216,12 @@ async def healthz(request: web.Request) -> web.Response:
     try:
         await gb.check_database()
     except Exception as exc:
-        return web.json_response({"status": "error", "database": str(exc)[:200]}, status=503)
+        # The public sees no host, port or driver message; the operator's log has the cause.
+        log.warning("healthz: database unavailable (%s)", type(exc).__name__)
+        log.debug("healthz: database error: %s", exc)
+        return web.json_response(
+            {"status": "error", "database": "database unavailable"}, status=503
+        )
     info = gb.info()
     # A channel still connecting (or failed) leaves the others serving: degraded, not down.
     channels = info.get("channels", {}).values()
