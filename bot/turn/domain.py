@@ -79,6 +79,21 @@ class Domain:
     #: encoder trained on one (the shipped one reads English): a German password question scores
     #: as low as German small talk, so only messages in these languages are declined by it.
     languages: frozenset[str] = frozenset()
+    #: The generic outside lines' vectors and the fitted margin threshold (see :meth:`margin`);
+    #: None where the domain was built without outside lines.
+    outside_vectors: np.ndarray | None = None
+    margin_fit: DomainFit | None = None
+
+    def margin(self, vector: np.ndarray) -> float | None:
+        """Closeness to the pack minus closeness to the generic outside lines. A declared topic
+        word ("help", "buy") keeps a message in scope by itself, and such a message can sit near
+        the pack's texts on those words alone ("can you help me write a cover letter"); what it
+        is about sits nearer the generic lines, which the raw closeness never looks at."""
+        if self.outside_vectors is None or self.margin_fit is None:
+            return None
+        row = vector[None, :]
+        near = closeness(row, self.vectors)[0] - closeness(row, self.outside_vectors)[0]
+        return float(near)
 
     def closeness(self, vector: np.ndarray) -> float:
         """One message vector's closeness to the pack (see the module docstring)."""
@@ -166,4 +181,11 @@ def build_domain(
     rows = embed(texts + lines)
     vectors, outside_rows = rows[: len(texts)], rows[len(texts) :]
     fit = fit_threshold(leave_one_out(vectors), closeness(outside_rows, vectors))
-    return Domain(texts, vectors, fit)
+    if len(outside_rows) < MIN_TEXTS:
+        return Domain(texts, vectors, fit)
+    # Margins held out on both sides: a pack text against the other pack texts, an outside line
+    # against the other outside lines, each minus its closeness to the other set.
+    inside = leave_one_out(vectors) - closeness(vectors, outside_rows)
+    outside_margin = closeness(outside_rows, vectors) - leave_one_out(outside_rows)
+    margin_fit = fit_threshold(inside, outside_margin)
+    return Domain(texts, vectors, fit, outside_vectors=outside_rows, margin_fit=margin_fit)

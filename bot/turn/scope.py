@@ -127,9 +127,11 @@ class ScopeCheck:
 
     async def check(self, text: str, state: ConversationState) -> Scope:
         scope = check_scope(self.pack, text, set(state["values"]))
-        if scope["rule"] != NO_MATCH:
-            return scope
         busy = answering(state)
+        if scope["rule"] != NO_MATCH:
+            if not busy and self.topic_words_only(scope):
+                return await self._weigh_topic_words(text, scope)
+            return scope
         if busy:
             scope["rule"] = f"answering:{busy}"
             return scope
@@ -153,6 +155,31 @@ class ScopeCheck:
                 scope["rule"] = "domain:outside, but the intent head reads a request for a person"
             else:
                 scope["verdict"], scope["template"] = "out", None
+        return scope
+
+    def topic_words_only(self, scope: Scope) -> bool:
+        """Kept in scope only by declared topic or intent words, spelled right: no product."""
+        rule = scope["rule"]
+        if scope["verdict"] != "in" or not rule.startswith("declared:"):
+            return False
+        products = {p.key for p in self.pack.products}
+        return not products & set(rule.removeprefix("declared:").split(","))
+
+    async def _weigh_topic_words(self, text: str, scope: Scope) -> Scope:
+        """A topic word alone ("help", "buy", "good morning") keeps a message unless it sits
+        clearly nearer the generic outside lines than the pack (the fitted margin): "can you
+        help me write a cover letter" is about cover letters, not support."""
+        domain, vector = await self.domain(), await self._embed(text)
+        if domain is None or vector is None or domain.margin_fit is None:
+            return scope
+        margin = domain.margin(vector)
+        if margin is None or margin >= domain.margin_fit.threshold:
+            return scope
+        if self._unread_language(text, domain) or await self._asks_for_person(text, vector):
+            return scope
+        scope["verdict"], scope["template"] = "out", None
+        scope["rule"] = f"domain:outside-margin, despite {scope['rule']}"
+        scope["score"], scope["threshold"] = round(margin, 4), domain.margin_fit.threshold
         return scope
 
     def _unread_language(self, text: str, domain: Domain) -> str | None:
