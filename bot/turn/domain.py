@@ -189,3 +189,33 @@ def build_domain(
     outside_margin = closeness(outside_rows, vectors) - leave_one_out(outside_rows)
     margin_fit = fit_threshold(inside, outside_margin)
     return Domain(texts, vectors, fit, outside_vectors=outside_rows, margin_fit=margin_fit)
+
+
+#: Across languages, the share of the generic outside lines the cross-language threshold
+#: declines (see :func:`fit_across`).
+ACROSS_DECLINE = 0.9
+
+
+@dataclass(frozen=True)
+class CrossDomain:
+    """The pack's texts and the outside lines in a multilingual encoder's space, and the margin
+    below which a message in another language than the pack's is declined."""
+
+    vectors: np.ndarray
+    outside_vectors: np.ndarray
+    threshold: float
+
+    def margin(self, vector: np.ndarray) -> float:
+        row = vector[None, :]
+        near = closeness(row, self.vectors)[0] - closeness(row, self.outside_vectors)[0]
+        return float(near)
+
+
+def fit_across(vectors: np.ndarray, outside: np.ndarray) -> CrossDomain:
+    """The cross-language margin threshold, placed from the outside side only: a question in
+    another language sits lower against the pack's texts than they sit among themselves (the
+    French SLA question's margin is below most held-out pack texts'), so the pack's texts cannot
+    place it. It declines :data:`ACROSS_DECLINE` of the outside lines, held out."""
+    margins = closeness(outside, vectors) - leave_one_out(outside)
+    threshold = float(np.quantile(margins, ACROSS_DECLINE))
+    return CrossDomain(vectors, outside, round(threshold, 4))
