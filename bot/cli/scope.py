@@ -109,6 +109,7 @@ async def evaluate(pack: Pack, outside: dict[str, list[str]]) -> dict[str, Any]:
         "version": pack.version,
         "threshold": threshold,
         "fit": domain.fit.describe(),
+        "margin_fit": domain.margin_fit.describe() if domain.margin_fit else None,
         "inside": {"texts": len(kept), "kept": float(np.mean(kept))},
         "outside": [
             {
@@ -170,6 +171,8 @@ def eval_cmd(pack_dir: Path, files: tuple[Path, ...], limit: int, as_json: bool)
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(f"pack {report['pack']} ({report['version']}): {report['fit']}")
+    if report["margin_fit"]:
+        click.echo(f"  margin (pack minus outside lines): {report['margin_fit']}")
     inside = report["inside"]
     click.echo(
         f"  pack texts kept (held out, declared rules + domain): {inside['kept']:.1%} "
