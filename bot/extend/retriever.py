@@ -80,6 +80,12 @@ class Retriever(ABC):
         when this retriever cannot say (pre-flight then compares the FAQ's keywords)."""
         return None
 
+    def embed_across_languages(self, texts: list[str]) -> Any:
+        """Unit vectors (a numpy array, a row per text) that place ``texts`` in one space
+        whatever language each is in, or None when this retriever has no such encoder. The
+        scope check uses it for messages in a language the pack's texts are not in. Blocking."""
+        return None
+
 
 async def search_with(
     retriever: Retriever, query: str, k: int = 3, vector: QueryVector | None = None

@@ -92,7 +92,7 @@ class Agent:
         #: The procedure runtime; the app binds its tools at build (``flows.bind_tools``).
         self.flows = FlowEngine(pack, store, provider, retriever)
         self.preflight_stage = Preflight(pack, provider, self.readers, preflight, retriever)
-        self.scope_check = ScopeCheck(pack, self.readers)
+        self.scope_check = ScopeCheck(pack, self.readers, retriever=retriever)
         # The flows' examples beside every intent's, on the heads' embedding: which is nearest.
         self.flow_examples = ExampleIndex(pack, getattr(self.readers, "_batcher", None))
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()

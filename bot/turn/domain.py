@@ -79,6 +79,21 @@ class Domain:
     #: encoder trained on one (the shipped one reads English): a German password question scores
     #: as low as German small talk, so only messages in these languages are declined by it.
     languages: frozenset[str] = frozenset()
+    #: The generic outside lines' vectors and the fitted margin threshold (see :meth:`margin`);
+    #: None where the domain was built without outside lines.
+    outside_vectors: np.ndarray | None = None
+    margin_fit: DomainFit | None = None
+
+    def margin(self, vector: np.ndarray) -> float | None:
+        """Closeness to the pack minus closeness to the generic outside lines. A declared topic
+        word ("help", "buy") keeps a message in scope by itself, and such a message can sit near
+        the pack's texts on those words alone ("can you help me write a cover letter"); what it
+        is about sits nearer the generic lines, which the raw closeness never looks at."""
+        if self.outside_vectors is None or self.margin_fit is None:
+            return None
+        row = vector[None, :]
+        near = closeness(row, self.vectors)[0] - closeness(row, self.outside_vectors)[0]
+        return float(near)
 
     def closeness(self, vector: np.ndarray) -> float:
         """One message vector's closeness to the pack (see the module docstring)."""
@@ -166,4 +181,41 @@ def build_domain(
     rows = embed(texts + lines)
     vectors, outside_rows = rows[: len(texts)], rows[len(texts) :]
     fit = fit_threshold(leave_one_out(vectors), closeness(outside_rows, vectors))
-    return Domain(texts, vectors, fit)
+    if len(outside_rows) < MIN_TEXTS:
+        return Domain(texts, vectors, fit)
+    # Margins held out on both sides: a pack text against the other pack texts, an outside line
+    # against the other outside lines, each minus its closeness to the other set.
+    inside = leave_one_out(vectors) - closeness(vectors, outside_rows)
+    outside_margin = closeness(outside_rows, vectors) - leave_one_out(outside_rows)
+    margin_fit = fit_threshold(inside, outside_margin)
+    return Domain(texts, vectors, fit, outside_vectors=outside_rows, margin_fit=margin_fit)
+
+
+#: Across languages, the share of the generic outside lines the cross-language threshold
+#: declines (see :func:`fit_across`).
+ACROSS_DECLINE = 0.9
+
+
+@dataclass(frozen=True)
+class CrossDomain:
+    """The pack's texts and the outside lines in a multilingual encoder's space, and the margin
+    below which a message in another language than the pack's is declined."""
+
+    vectors: np.ndarray
+    outside_vectors: np.ndarray
+    threshold: float
+
+    def margin(self, vector: np.ndarray) -> float:
+        row = vector[None, :]
+        near = closeness(row, self.vectors)[0] - closeness(row, self.outside_vectors)[0]
+        return float(near)
+
+
+def fit_across(vectors: np.ndarray, outside: np.ndarray) -> CrossDomain:
+    """The cross-language margin threshold, placed from the outside side only: a question in
+    another language sits lower against the pack's texts than they sit among themselves (the
+    French SLA question's margin is below most held-out pack texts'), so the pack's texts cannot
+    place it. It declines :data:`ACROSS_DECLINE` of the outside lines, held out."""
+    margins = closeness(outside, vectors) - leave_one_out(outside)
+    threshold = float(np.quantile(margins, ACROSS_DECLINE))
+    return CrossDomain(vectors, outside, round(threshold, 4))

@@ -29,7 +29,14 @@ from bot.packs import Pack
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
 from bot.text import is_question, matching, normalise, respell, tokens
-from bot.turn.domain import Domain, build_domain, domain_texts
+from bot.turn.domain import (
+    CrossDomain,
+    Domain,
+    build_domain,
+    domain_texts,
+    fit_across,
+    outside_lines,
+)
 from bot.turn.followup_query import refers_back
 from bot.turn.reading import Readers
 from bot.turn.turn import ConversationState, Scope
@@ -41,6 +48,8 @@ NO_MATCH = "no_declared_match"
 SURE_LANGUAGE = 0.9
 #: (pack version, encoder version) -> the pack's domain, or None when it has too few texts.
 _domains: dict[tuple[str, str], Domain | None] = {}
+#: (pack version, retriever name) -> the pack's cross-language domain, or None without one.
+_across: dict[tuple[str, str], CrossDomain | None] = {}
 #: Held while a domain is built, so a turn waits for the start's build rather than repeat it.
 _building = threading.Lock()
 
@@ -113,8 +122,12 @@ def answering(state: ConversationState) -> str | None:
 class ScopeCheck:
     """The scope stage: declared rules, then the domain check on the shared embedding."""
 
-    def __init__(self, pack: Pack, readers: Readers, batcher: Any = None) -> None:
+    def __init__(
+        self, pack: Pack, readers: Readers, batcher: Any = None, retriever: Any = None
+    ) -> None:
         self.pack, self.readers = pack, readers
+        #: What may embed across languages (``embed_across_languages``): the knowledge retriever.
+        self.retriever = retriever
         # What embeds a message (``await batcher.embed(text)``): the heads' batcher unless given
         # (an evaluation passes rows it embedded in bulk). None when heads or embeddings are off:
         # the keyword rules alone.
@@ -127,9 +140,11 @@ class ScopeCheck:
 
     async def check(self, text: str, state: ConversationState) -> Scope:
         scope = check_scope(self.pack, text, set(state["values"]))
-        if scope["rule"] != NO_MATCH:
-            return scope
         busy = answering(state)
+        if scope["rule"] != NO_MATCH:
+            if not busy and self.topic_words_only(scope):
+                return await self._weigh_topic_words(text, scope)
+            return scope
         if busy:
             scope["rule"] = f"answering:{busy}"
             return scope
@@ -147,13 +162,68 @@ class ScopeCheck:
         scope["score"], scope["threshold"] = round(score, 4), domain.fit.threshold
         if place == "outside":
             spared = self._unread_language(text, domain)
-            if spared:
+            across = await self._across_margin(text) if spared else None
+            if spared and across is not None and across[0] < across[1]:
+                scope["verdict"], scope["template"] = "out", None
+                scope["rule"] = f"domain:outside across languages ({spared})"
+                scope["score"], scope["threshold"] = round(across[0], 4), across[1]
+            elif spared:
                 scope["rule"] = f"domain:outside, but written in {spared}: keyword rules only"
             elif await self._asks_for_person(text, vector):
                 scope["rule"] = "domain:outside, but the intent head reads a request for a person"
             else:
                 scope["verdict"], scope["template"] = "out", None
         return scope
+
+    def topic_words_only(self, scope: Scope) -> bool:
+        """Kept in scope only by declared topic or intent words, spelled right: no product."""
+        rule = scope["rule"]
+        if scope["verdict"] != "in" or not rule.startswith("declared:"):
+            return False
+        products = {p.key for p in self.pack.products}
+        return not products & set(rule.removeprefix("declared:").split(","))
+
+    async def _weigh_topic_words(self, text: str, scope: Scope) -> Scope:
+        """A topic word alone ("help", "buy", "good morning") keeps a message unless it sits
+        clearly nearer the generic outside lines than the pack (the fitted margin): "can you
+        help me write a cover letter" is about cover letters, not support."""
+        domain, vector = await self.domain(), await self._embed(text)
+        if domain is None or vector is None or domain.margin_fit is None:
+            return scope
+        margin = domain.margin(vector)
+        if margin is None or margin >= domain.margin_fit.threshold:
+            return scope
+        if self._unread_language(text, domain) or await self._asks_for_person(text, vector):
+            return scope
+        scope["verdict"], scope["template"] = "out", None
+        scope["rule"] = f"domain:outside-margin, despite {scope['rule']}"
+        scope["score"], scope["threshold"] = round(margin, 4), domain.margin_fit.threshold
+        return scope
+
+    async def _across_margin(self, text: str) -> tuple[float, float] | None:
+        """The message's margin in the retriever's multilingual space and the threshold, or
+        None where the retriever cannot embed across languages (the keyword rules decide)."""
+        if self.retriever is None:
+            return None
+        try:
+            return await asyncio.to_thread(self._across_blocking, text)
+        except Exception:  # the multilingual encoder failed: keyword rules only, as without it
+            log.exception("scope: the cross-language domain check failed")
+            return None
+
+    def _across_blocking(self, text: str) -> tuple[float, float] | None:
+        key = (self.pack.version, getattr(self.retriever, "name", ""))
+        with _building:
+            if key not in _across:
+                texts, lines = domain_texts(self.pack), list(outside_lines())
+                rows = self.retriever.embed_across_languages(texts + lines)
+                built = None if rows is None else fit_across(rows[: len(texts)], rows[len(texts) :])
+                _across[key] = built
+            across = _across[key]
+        if across is None:
+            return None
+        vector = self.retriever.embed_across_languages([text])[0]
+        return across.margin(vector), across.threshold
 
     def _unread_language(self, text: str, domain: Domain) -> str | None:
         """The message's language when it is confidently one the pack's texts are not in."""

