@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
-
-from bot.app import App
 from gatebot_web.ratelimit import RateLimiter
 from gatebot_web.server import build_web_app
+
+from bot.app import App
 
 ADMIN = "staff-secret-token"
 OUTSIDE = {"X-Forwarded-For": "203.0.113.7"}
@@ -30,10 +31,10 @@ async def web(app: App) -> AsyncIterator[TestClient]:
         yield client
 
 
-async def _refused_429(resp: object) -> None:
-    assert resp.status == 429  # type: ignore[attr-defined]
-    assert int(resp.headers["Retry-After"]) >= 1  # type: ignore[attr-defined]
-    assert (await resp.json())["error"]["code"] == "rate_limited"  # type: ignore[attr-defined]
+async def _refused_429(resp: ClientResponse) -> None:
+    assert resp.status == 429
+    assert int(resp.headers["Retry-After"]) >= 1
+    assert (await resp.json())["error"]["code"] == "rate_limited"
 
 
 async def test_conversations_are_limited_per_client_ip(web: TestClient, app: App) -> None:
