@@ -135,6 +135,13 @@ async def test_metrics_answer_loopback_only_without_a_token(web: TestClient) -> 
     assert resp.status == 403 and (await resp.json())["error"]["code"] == "forbidden"
 
 
+async def test_metrics_refuse_a_request_a_local_proxy_forwarded(client: TestClient) -> None:
+    # No trusted proxy configured: the peer is loopback, but the request came through a proxy.
+    for header in ("X-Forwarded-For", "Forwarded", "X-Real-IP"):
+        assert (await client.get("/metrics", headers={header: "203.0.113.7"})).status == 403
+    assert (await client.get("/metrics")).status == 200
+
+
 async def test_metrics_need_the_token_when_one_is_set(app: App) -> None:
     app.settings.metrics_token = "scrape-me"
     async with TestClient(TestServer(build_web_app(app), host="127.0.0.1")) as client:

@@ -31,6 +31,7 @@ CSP = (
     "img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; "
     "base-uri 'none'; form-action 'self'; object-src 'none'"
 )
+FORWARDED = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -98,7 +99,10 @@ class Guard:
             if not hmac.compare_digest(given.encode(), token.encode()):
                 raise ApiError(401, "unauthorized", "missing or wrong metrics token")
             return
-        if not _loopback(self.client_ip(request)):
+        # A proxy on this host makes every visitor a loopback peer: a forwarded request is not
+        # a local client's, whether or not the proxy is listed as trusted.
+        forwarded = any(h in request.headers for h in FORWARDED)
+        if forwarded or not _loopback(self.client_ip(request)):
             raise ApiError(403, "forbidden", "this path answers local clients only")
 
     def check_origin(self, request: web.Request) -> None:
