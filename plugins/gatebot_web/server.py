@@ -1,7 +1,8 @@
 """The widget's REST API and websocket (aiohttp). Bad input gets a JSON error and changes nothing.
 
 Errors are ``{"error": {"code", "message"}}``: unknown conversation 404, wrong token 401, malformed
-JSON 400, text over 4,000 characters 413, more than 20 messages a minute per conversation 429.
+JSON 400, text over 4,000 characters 413, more than 20 messages a minute per conversation 429
+(limits per client IP, origins, headers and /metrics: gatebot_web.guard).
 A repeated ``client_message_id`` returns the first answer and makes no second turn.
 """
 
