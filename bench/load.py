@@ -118,6 +118,9 @@ class Server:
             "GATEBOT_RECORDERS": "none",
             "GATEBOT_CHANNELS": "web",
             "GATEBOT_MODEL": "offline",
+            # Every simulated customer shares one loopback address: no per-IP limit.
+            "GATEBOT_RATE_CONVERSATIONS": "0",
+            "GATEBOT_RATE_MESSAGES": "0",
             "PYTHONPATH": f"{ROOT}:{ROOT / 'plugins'}",
             **extra_env,
         }

@@ -207,7 +207,9 @@ async def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         settings = Settings(pack=ROOT / "knowledge" / "acme", data_dir=Path(tmp), host=HOST,
                             port=free_port(), recorders=[], channels=["web"],
                             database_url=args.database_url or "",
-                            max_turns=0)  # capacity: every turn queues, none is shed
+                            # capacity: every turn queues, none is shed; every simulated
+                            # customer shares one loopback address, so no per-IP limit
+                            max_turns=0, rate_conversations=0, rate_messages=0)
         app = App(settings)
         await app.start()
         try:

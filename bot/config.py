@@ -27,6 +27,10 @@ def search_steps_from_env() -> int:
     return steps
 
 
+def _list(raw: str | None) -> list[str]:
+    return [part.strip() for part in (raw or "").split(",") if part.strip()]
+
+
 def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
@@ -51,6 +55,20 @@ class Settings:
     max_turns: int = 32
     #: Seconds a database call may take before the request is answered 503.
     database_timeout: float = 4.0
+    #: Per client IP a minute (0: no limit): conversations created, messages sent (across
+    #: conversations). The widget creates one conversation per visitor and a person types a few
+    #: messages a minute, so these meet only scripts.
+    rate_conversations: int = 30
+    rate_messages: int = 120
+    #: Staff API requests a minute per admin token; wrong tokens: per client IP.
+    rate_staff: int = 600
+    rate_staff_failures: int = 20
+    #: Peers whose X-Forwarded-For names the client (a reverse proxy); empty: the socket's peer.
+    trusted_proxies: list[str] = field(default_factory=list)
+    #: Origins whose pages may use the widget's API, besides the bot's own.
+    allowed_origins: list[str] = field(default_factory=list)
+    #: Bearer token for /metrics; unset, /metrics answers loopback clients only.
+    metrics_token: str | None = None
 
     def __post_init__(self) -> None:
         if not self.database_url:
@@ -89,4 +107,11 @@ class Settings:
             email=env.get("GATEBOT_EMAIL") or None,
             max_turns=_int("GATEBOT_MAX_TURNS", 32),
             database_timeout=float(_int("GATEBOT_DATABASE_TIMEOUT", 4)),
+            rate_conversations=_int("GATEBOT_RATE_CONVERSATIONS", 30),
+            rate_messages=_int("GATEBOT_RATE_MESSAGES", 120),
+            rate_staff=_int("GATEBOT_RATE_STAFF", 600),
+            rate_staff_failures=_int("GATEBOT_RATE_STAFF_FAILURES", 20),
+            trusted_proxies=_list(env.get("GATEBOT_TRUSTED_PROXIES")),
+            allowed_origins=[o.rstrip("/") for o in _list(env.get("GATEBOT_ALLOWED_ORIGINS"))],
+            metrics_token=env.get("GATEBOT_METRICS_TOKEN") or None,
         )

@@ -25,7 +25,7 @@ from bot.packs import load_pack
 from bot.packs.model import DEFAULT_GATES
 from bot.turn import answerable
 from tests.conftest import ACME
-from tests.test_widget_browser import browser, context, page, server  # noqa: F401  (fixtures)
+from tests.test_widget_browser import browser, context, host_port, page, server  # noqa: F401  (fixtures)
 
 ON_PREM = "is there an on-prem version of Monitor?"
 

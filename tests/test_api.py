@@ -175,10 +175,11 @@ async def test_healthz_and_metrics(client: TestClient) -> None:
     assert 'gatebot_http_requests_total{method="POST"' in text
 
 
-async def test_cors_preflight_allows_the_widget_on_other_sites(client: TestClient) -> None:
-    resp = await client.options("/api/conversations", headers={"Origin": "https://shop.example"})
+async def test_cors_preflight_allows_the_widget_on_its_own_origin(client: TestClient) -> None:
+    own = f"http://{client.host}:{client.port}"
+    resp = await client.options("/api/conversations", headers={"Origin": own})
     assert resp.status == 204
-    assert resp.headers["Access-Control-Allow-Origin"] == "*"
+    assert resp.headers["Access-Control-Allow-Origin"] == own
     assert "Authorization" in resp.headers["Access-Control-Allow-Headers"]
 
 

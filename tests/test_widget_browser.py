@@ -59,7 +59,13 @@ def _healthy(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def host_port() -> int:
+    """The port of host_page's site, chosen before the server starts: its origin is allowed."""
+    return _free_port()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, host_port: int) -> Iterator[str]:
     """`gatebot run` on a free loopback port with a fresh data dir; its base URL."""
     exe = Path(sys.executable).parent / "gatebot"
     if not exe.exists():
@@ -68,7 +74,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "GATEBOT_DATA_DIR": str(data), "GATEBOT_PORT": str(port),
            "GATEBOT_HOST": "127.0.0.1", "GATEBOT_RECORDERS": "memory",
-           "GATEBOT_PACK": str(ROOT / "knowledge" / "acme")}
+           "GATEBOT_PACK": str(ROOT / "knowledge" / "acme"),
+           "GATEBOT_ALLOWED_ORIGINS": f"http://127.0.0.1:{host_port}"}
     log_path = data / "server.log"
     base = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
@@ -394,7 +401,7 @@ button, textarea, div { visibility: hidden !important; opacity: 0 !important; }
 
 
 @pytest.fixture
-def host_page(server: str) -> Iterator[str]:
+def host_page(server: str, host_port: int) -> Iterator[str]:
     """Another site (another origin: a second loopback port) whose CSS is hostile, embedding the
     widget with one tag. Loopback, because Chromium won't let a public http page load from it."""
     body = (HOSTILE % server).encode()
@@ -410,7 +417,7 @@ def host_page(server: str) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = ThreadingHTTPServer(("127.0.0.1", host_port), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

@@ -1,7 +1,8 @@
 """The widget's REST API and websocket (aiohttp). Bad input gets a JSON error and changes nothing.
 
 Errors are ``{"error": {"code", "message"}}``: unknown conversation 404, wrong token 401, malformed
-JSON 400, text over 4,000 characters 413, more than 20 messages a minute per conversation 429.
+JSON 400, text over 4,000 characters 413, more than 20 messages a minute per conversation 429
+(limits per client IP, origins, headers and /metrics: gatebot_web.guard).
 A repeated ``client_message_id`` returns the first answer and makes no second turn.
 """
 
@@ -21,9 +22,10 @@ from bot.extend.host import ChannelHost
 from bot.store import Conversation
 from gatebot_web import inputs, openapi
 from gatebot_web.errors import ApiError, error_response
+from gatebot_web.guard import Guard, cors_and_security_headers, guard_middleware
 from gatebot_web.ratelimit import RateLimiter
 from gatebot_web.shedding import unavailable_as_503
-from gatebot_web.staff import add_staff_routes
+from gatebot_web.staff import add_staff_routes, admin_token
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,7 @@ MAX_BODY = 64 * 1024
 MAX_CLIENT_ID = 200
 HOST_KEY = web.AppKey("gatebot", ChannelHost)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
+GUARD_KEY = web.AppKey("guard", Guard)
 SOCKETS_KEY: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("sockets")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -66,12 +69,8 @@ async def errors_and_cors(request: web.Request, handler: Handler) -> web.StreamR
             log.exception("unhandled error on %s %s", request.method, request.path)
             resp = error_response(500, "internal", "internal error; nothing was changed")
     if not resp.prepared:
-        # The widget runs on other sites' pages; auth is a bearer token, never a cookie.
-        resp.headers["Access-Control-Allow-Origin"] = "*"
-        resp.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
-        resp.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
-        # Without this a page on another site cannot read how long a 429 asks it to wait.
-        resp.headers["Access-Control-Expose-Headers"] = "Retry-After"
+        # The widget runs on the sites GATEBOT_ALLOWED_ORIGINS names; auth is a bearer token.
+        cors_and_security_headers(request.app[GUARD_KEY], request, resp)
     route = (
         request.match_info.route.resource.canonical
         if request.match_info.route.resource
@@ -256,13 +255,25 @@ async def _close_sockets(app: web.Application) -> None:
         await ws.close(code=1001, message=b"server shutting down")
 
 
+def _inline_script(page: Path) -> str:
+    """The demo page's one inline script, whose hash the Content-Security-Policy allows."""
+    html = page.read_text(encoding="utf-8")
+    start = html.index("<script>") + len("<script>")
+    return html[start : html.index("</script>", start)]
+
+
 def build_web_app(host: ChannelHost | HasHost) -> web.Application:
     """The widget's server over ``host``; given the app (as tests do), over the app's host."""
     gb = host if isinstance(host, ChannelHost) else host.host
-    app = web.Application(
-        middlewares=[errors_and_cors, unavailable_as_503(gb.admission)], client_max_size=MAX_BODY
-    )
+    guard = Guard(gb.settings, _inline_script(STATIC / "index.html"))
+    middlewares = [
+        errors_and_cors,
+        guard_middleware(guard, lambda: admin_token(gb)),
+        unavailable_as_503(gb.admission),
+    ]
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY)
     app[HOST_KEY] = gb
+    app[GUARD_KEY] = guard
     app[LIMITER_KEY] = RateLimiter(limit=20, window=60.0)
     app[SOCKETS_KEY] = weakref.WeakSet()
     app.on_shutdown.append(_close_sockets)

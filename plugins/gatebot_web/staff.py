@@ -27,7 +27,7 @@ Bearer = Callable[[web.Request], str | None]
 Body = Callable[[web.Request], Awaitable[dict[str, Any]]]
 
 
-def _admin_token(host: ChannelHost) -> str | None:
+def admin_token(host: ChannelHost) -> str | None:
     return host.settings.admin_token or os.environ.get("GATEBOT_ADMIN_TOKEN") or None
 
 
@@ -75,7 +75,7 @@ class StaffRoutes:
         self.host, self.bearer, self.body = host, bearer, body
 
     def authorise(self, request: web.Request) -> None:
-        expected = _admin_token(self.host)
+        expected = admin_token(self.host)
         if not expected:
             raise ApiError(
                 403, "staff_api_off", "the staff API is off: set GATEBOT_ADMIN_TOKEN to turn it on"
