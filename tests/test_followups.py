@@ -141,3 +141,20 @@ async def test_numbers_are_not_read_unprompted(chat: Chat) -> None:
 )
 def test_yes_no_reader(text: str, expected: float) -> None:
     assert p_yes(text) == expected
+
+
+async def test_a_question_the_pack_answers_is_answered_before_a_value_is_asked(
+    chat: Chat,
+) -> None:
+    # The trial intent needs an email, but a question about the trial is answered first.
+    asked = await chat.say("could I get a free trial without entering a credit card?")
+    assert move(asked) == "answer", asked["record"]["legal"]
+    assert "answer before asking" in asked["record"]["legal"]["rule"]
+    assert asked["record"]["facts"]
+    assert "email" not in asked["text"].lower()
+
+
+async def test_a_request_still_asks_for_the_value_it_needs(chat: Chat) -> None:
+    wants = await chat.say("please start a free trial for me")
+    assert move(wants) == "ask"
+    assert "answer before asking" not in wants["record"]["legal"]["rule"]

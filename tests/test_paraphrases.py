@@ -17,7 +17,7 @@ SET = Path(__file__).parent / "data" / "acme_paraphrases.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
-    "answer": (22 / 34, 0),  # measured 23: one of margin
+    "answer": (25 / 34, 0),  # measured 26: one of margin
     "unanswerable": (15 / 16, 1),
     "out_of_scope": (10 / 10, 0),
     "person": (4 / 4, 0),

@@ -31,7 +31,14 @@ from bot.store.runner import StoreRunner
 from bot.text import is_question
 from bot.turn import answerable, followup_query, followups, gates, valuereader
 from bot.turn.act import Acted, Actor
-from bot.turn.decide import HANDOFF_ACCEPTED, HANDOFF_WHEN_ASKED, LEADS, Decision, decide
+from bot.turn.decide import (
+    HANDOFF_ACCEPTED,
+    HANDOFF_WHEN_ASKED,
+    LEADS,
+    Decision,
+    MoveScores,
+    decide,
+)
 from bot.turn.forecast import forecast
 from bot.turn.queryvec import MessageVectors
 from bot.turn.reading import Readers
@@ -189,6 +196,7 @@ class Agent:
             decision = decide(
                 self.pack, turn.state, scope, intent_read, sentiment, turn.seq, move_scores
             )
+            decision = await self._answer_first(turn, decision, move_scores)
         self._record_decision(turn, decision)
         if flow and flow.acted:
             acted = flow.acted
@@ -261,6 +269,28 @@ class Agent:
         followups.note_values(state, record["values"], asked_for_more, checked is not None)
         turn.clock.lap("values")
         return transcript
+
+    async def _answer_first(
+        self, turn: Turn, decision: Decision, move_scores: MoveScores | None
+    ) -> Decision:
+        """A question the pack answers is answered before a playbook asks for a value or offers
+        a choice: "do you have a free trial?" needs no email to be told about the trial. Only a
+        question (a request, "I want to start a free trial", still qualifies the lead), and only
+        when the answerability check acts on it (the same check the answer path runs), so a
+        question the pack holds no fact for still gets its ask or clarify."""
+        if decision.move not in ("ask", "clarify") or turn.state.get("check"):
+            return decision
+        if not is_question(turn.text):
+            return decision
+        retriever, text = self.actor.retriever, turn.text[:500]
+        # The heads' batched vector, as the answer path uses: no second embedding of the text.
+        vector = await self.actor.vectors.get(text) if retriever.takes_vector else None
+        threshold = self.pack.gates[answerable.GATE]
+        checked = await answerable.check(retriever, text, threshold, vector=vector)
+        if checked is None or not checked.answers:
+            return decision
+        rule = f"{decision.rule}; the pack answers the question: answer before asking"
+        return Decision(["answer", "handoff"], rule).choose(move_scores, self.pack.gates["policy"])
 
     def _record_decision(self, turn: Turn, decision: Decision) -> None:
         if decision.read is not None:
