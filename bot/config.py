@@ -80,6 +80,8 @@ class Settings:
     metrics_token: str | None = None
     #: Days a conversation is kept after its last activity (None: kept until erased by hand).
     retention_days: int | None = None
+    #: The HMAC key the host site signs its user ids with (bot.identity); a credential.
+    identity_secret: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.database_url:
@@ -126,4 +128,5 @@ class Settings:
             allowed_origins=[o.rstrip("/") for o in _list(env.get("GATEBOT_ALLOWED_ORIGINS"))],
             metrics_token=env.get("GATEBOT_METRICS_TOKEN") or None,
             retention_days=_retention_days(),
+            identity_secret=env.get("GATEBOT_IDENTITY_SECRET") or None,
         )
