@@ -24,6 +24,7 @@ from bot.helpdesk import HelpDesks, desk_channels
 from bot.metrics import Metrics
 from bot.packs.checked import load_checked_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
+from bot.retention import erase_expired
 from bot.startup import timed
 from bot.store import Store
 from bot.store.runner import StoreRunner
@@ -121,6 +122,7 @@ class App:
         self.channels: list[ChannelAdapter] = []
         self.retries = ChannelRetries()
         self._sweeper: asyncio.Task[None] | None = None
+        self._retention: asyncio.Task[None] | None = None
         self.host = self._build_host()
         self._describe_metrics()
 
@@ -242,6 +244,8 @@ class App:
         self.agent.scope_check.warm()
         if any(desk.email for desk in self.pack.helpdesks):
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="helpdesk-sweep")
+        if self.settings.retention_days is not None:
+            self._retention = asyncio.create_task(self._retain_forever(), name="retention")
         if channels:
             wanted = self.settings.channels
             for factory in self.registry.channels:
@@ -270,12 +274,28 @@ class App:
             except Exception:  # one bad sweep must not end the next ones
                 log.exception("help-desk sweep failed")
 
+    async def _retain_forever(self, every: float = 3600.0) -> None:
+        """Erase conversations past the retention period now, then every ``every`` seconds."""
+        days = self.settings.retention_days
+        assert days is not None
+        while True:
+            try:
+                ids = await asyncio.to_thread(
+                    erase_expired, self.store, self.settings.jsonl_path, days
+                )
+                if ids:
+                    log.info("retention: erased %d conversation(s)", len(ids))
+            except Exception:  # one failed pass must not end the next ones
+                log.exception("retention pass failed")
+            await asyncio.sleep(every)
+
     async def stop(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        for task in (self._sweeper, self._retention):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._sweeper = self._retention = None
         await self.retries.stop()
         for adapter in reversed(self.channels):
             try:

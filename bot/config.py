@@ -35,6 +35,15 @@ def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _retention_days() -> int | None:
+    if not os.environ.get("GATEBOT_RETENTION_DAYS", "").strip():
+        return None
+    days = _int("GATEBOT_RETENTION_DAYS", 0)
+    if days < 1:
+        raise ConfigError(f"GATEBOT_RETENTION_DAYS must be at least 1, got {days}")
+    return days
+
+
 @dataclass
 class Settings:
     pack: Path = Path("knowledge/acme")
@@ -69,6 +78,10 @@ class Settings:
     allowed_origins: list[str] = field(default_factory=list)
     #: Bearer token for /metrics; unset, /metrics answers loopback clients only.
     metrics_token: str | None = None
+    #: Days a conversation is kept after its last activity (None: kept until erased by hand).
+    retention_days: int | None = None
+    #: The HMAC key the host site signs its user ids with (bot.identity); a credential.
+    identity_secret: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.database_url:
@@ -114,4 +127,6 @@ class Settings:
             trusted_proxies=_list(env.get("GATEBOT_TRUSTED_PROXIES")),
             allowed_origins=[o.rstrip("/") for o in _list(env.get("GATEBOT_ALLOWED_ORIGINS"))],
             metrics_token=env.get("GATEBOT_METRICS_TOKEN") or None,
+            retention_days=_retention_days(),
+            identity_secret=env.get("GATEBOT_IDENTITY_SECRET") or None,
         )

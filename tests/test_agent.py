@@ -40,7 +40,7 @@ async def test_every_key_present_on_every_turn(
     assert len(memory.turns) == 5
     for record in memory.turns:
         assert tuple(record) == RECORD_KEYS
-        assert set(record["message"]) == {"text", "channel", "external_id"}
+        assert set(record["message"]) == {"text", "channel", "external_id", "user"}
         assert set(record["move"]) == {"name", "why", "escalate"}
         assert set(record["reply"]) == {"text", "gate", "attempts"}
         assert record["legal"]["moves"] and record["legal"]["rule"]

@@ -41,6 +41,7 @@ async def test_conversation_gets_reply_and_complete_turn_record(client: TestClie
         "text": "Does Pipelines support Docker builds?",
         "channel": "web",
         "external_id": "m1",
+        "user": {"id": None, "verified": False},
     }
     assert turn["scope"]["verdict"] == "in"
     assert turn["move"]["name"] == "answer"

@@ -106,8 +106,10 @@ class ChannelHost:
     # Each raises ``DatabaseUnavailable`` (a channel answers 503) when the database does not
     # answer in time; a database that hangs never stalls the process's other requests.
 
-    async def open_conversation(self, channel: str, language: str) -> tuple[Conversation, str]:
-        return await self._db.call(self.create_conversation, channel, language)
+    async def open_conversation(
+        self, channel: str, language: str, verified_user_id: str | None = None
+    ) -> tuple[Conversation, str]:
+        return await self._db.call(self.create_conversation, channel, language, verified_user_id)
 
     async def load_conversation(self, conversation_id: str) -> Conversation | None:
         return await self._db.call(self._store.get_conversation, conversation_id)
@@ -129,15 +131,25 @@ class ChannelHost:
 
     # -- conversations -------------------------------------------------------------------------
 
-    def create_conversation(self, channel: str, language: str) -> tuple[Conversation, str]:
-        """A new conversation with its customer token (shown once, stored hashed)."""
-        conv, token = self._store.create_conversation(channel, with_token=True, language=language)
+    def create_conversation(
+        self, channel: str, language: str, verified_user_id: str | None = None
+    ) -> tuple[Conversation, str]:
+        """A new conversation with its customer token (shown once, stored hashed). Pass a
+        ``verified_user_id`` only after checking it (``bot.identity.verify``)."""
+        conv, token = self._store.create_conversation(
+            channel, with_token=True, language=language, verified_user_id=verified_user_id
+        )
         assert token is not None
         return conv, token
 
-    def conversation_for(self, channel: str, external_id: str) -> Conversation:
-        """The conversation of a platform thread, created on first use (once across processes)."""
-        return self._store.conversation_for(channel, external_id)
+    def conversation_for(
+        self, channel: str, external_id: str, user_id: str | None = None
+    ) -> Conversation:
+        """The conversation of a platform thread, created on first use (once across processes).
+        ``user_id``: the platform's id of the customer who opened it; the platform authenticated
+        them, so it is recorded as verified (``channel:user_id``)."""
+        verified = f"{channel}:{user_id}" if user_id else None
+        return self._store.conversation_for(channel, external_id, verified_user_id=verified)
 
     def conversation(self, conversation_id: str) -> Conversation | None:
         return self._store.get_conversation(conversation_id)

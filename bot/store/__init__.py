@@ -110,6 +110,7 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
         external_id: str | None = None,
         with_token: bool = False,
         language: str = "en",
+        verified_user_id: str | None = None,
     ) -> tuple[Conversation, str | None]:
         """A new conversation; with ``with_token`` also its bearer token (only its hash is kept)."""
         token = secrets.token_urlsafe(24) if with_token else None
@@ -119,6 +120,7 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
             external_id=external_id,
             token_hash=_hash_token(token) if token else None,
             language=language,
+            verified_user_id=verified_user_id,
         )
         with self.session() as s:
             s.add(conv)
@@ -126,7 +128,11 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
         return conv, token
 
     def conversation_for(
-        self, channel: str, external_id: str, language: str = "en"
+        self,
+        channel: str,
+        external_id: str,
+        language: str = "en",
+        verified_user_id: str | None = None,
     ) -> Conversation:
         """The conversation of a platform thread, made on its first message. Safe when two
         processes race: the unique index decides, and the loser reads the winner's row."""
@@ -134,7 +140,13 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
         if found is not None:
             return found
         try:
-            return self.create_conversation(channel, external_id=external_id, language=language)[0]
+            made = self.create_conversation(
+                channel,
+                external_id=external_id,
+                language=language,
+                verified_user_id=verified_user_id,
+            )
+            return made[0]
         except IntegrityError:
             found = self.find_conversation(channel, external_id)
             if found is None:

@@ -9,6 +9,7 @@ included) and their checkpoints.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -91,6 +92,12 @@ class CustomerDataMixin:
                 )
             )
         return counts
+
+    def inactive_since(self, cutoff: datetime) -> list[str]:
+        """Conversations whose last activity (``updated_at``) is before ``cutoff``."""
+        stmt = sa.select(CONVERSATIONS.c.id).where(CONVERSATIONS.c.updated_at < cutoff)
+        with self.engine.connect() as conn:
+            return sorted(conn.scalars(stmt))
 
     def erasures(self) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:

@@ -256,6 +256,12 @@ def m007_erasures(conn: Connection) -> None:
     md.create_all(conn)
 
 
+@migration
+def m008_verified_identity(conn: Connection) -> None:
+    """The verified user id of a conversation (a signed web identity, a Slack or Discord user)."""
+    conn.execute(sa.text("ALTER TABLE conversations ADD COLUMN verified_user_id VARCHAR(255)"))
+
+
 _applied = sa.Table(
     "schema_migrations",
     sa.MetaData(),

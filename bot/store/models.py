@@ -25,6 +25,9 @@ class Conversation(SQLModel, table=True):
     status: str = Field(default="open", max_length=16)  # open | handed_off | stopped
     paused: bool = False  # staff have taken over; the agent stays quiet
     language: str = Field(default="en", max_length=8)
+    #: The customer's id as the host site signed it, or the platform's user id (Slack, Discord);
+    #: set only by verified channel code, never from what the customer types.
+    verified_user_id: str | None = Field(default=None, max_length=255)
     turn_count: int = 0
     state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=now)

@@ -167,7 +167,15 @@ class Agent:
         if conv is None:
             raise LookupError(f"conversation {msg.conversation_id} is gone")
         seq = conv.turn_count + 1
-        record = new_record(conv.id, seq, msg.text, conv.channel, external_id, self.preflight)
+        record = new_record(
+            conv.id,
+            seq,
+            msg.text,
+            conv.channel,
+            external_id,
+            self.preflight,
+            conv.verified_user_id,
+        )
         record["versions"] = {"pack": self.pack.version, "heads": self.readers.versions}
         turn = Turn(conv, msg, seq, state_of(conv), record, clock)
         turn.history = received.history

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.turn.turn import ReplyPart, TurnRecord
+from bot.turn.turn import ReplyPart, TurnRecord, UserPart
 
 
 def new_reply() -> ReplyPart:
@@ -17,11 +17,13 @@ def new_record(
     channel: str,
     external_id: str | None,
     preflight_mode: str = "off",
+    verified_user_id: str | None = None,
 ) -> TurnRecord:
+    user: UserPart = {"id": verified_user_id, "verified": verified_user_id is not None}
     return {
         "conversation_id": conversation_id,
         "seq": seq,
-        "message": {"text": text, "channel": channel, "external_id": external_id},
+        "message": {"text": text, "channel": channel, "external_id": external_id, "user": user},
         "preflight": {
             "mode": preflight_mode,
             "answers": [],

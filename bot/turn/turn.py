@@ -69,10 +69,19 @@ def state_of(conv: Conversation) -> ConversationState:
 # -- the turn record ----------------------------------------------------------------------------
 
 
+class UserPart(TypedDict):
+    """Who the customer is, when verified: ``channel:user_id`` (a signed web identity, a Slack or
+    Discord user); null id when anonymous. Never the signing secret or the hash."""
+
+    id: str | None
+    verified: bool
+
+
 class MessagePart(TypedDict):
     text: str
     channel: str
     external_id: str | None
+    user: UserPart
 
 
 class PreflightPart(TypedDict):

@@ -212,7 +212,8 @@ class Handlers:
         external = str(where.id)
         name = self.adapter.name
         async with self._opening:  # two first messages at once must not make two conversations
-            conv = self.host.conversation_for(name, external)
+            # Discord authenticated the author: their user id is the verified identity.
+            conv = self.host.conversation_for(name, external, str(message.author.id))
         return conv, where
 
     async def _start_thread(

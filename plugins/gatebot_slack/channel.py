@@ -274,7 +274,7 @@ class SlackChannel(ChannelAdapter):
 
     # -- conversations -------------------------------------------------------------------------
 
-    async def conversation_for(self, thread: str) -> Conversation:
+    async def conversation_for(self, thread: str, user: str | None = None) -> Conversation:
         """The conversation of a customer thread, created on its first message. Locked per
         thread, so a mention and its message event arriving together make one conversation."""
         lock = self._thread_locks.get(thread)
@@ -282,7 +282,7 @@ class SlackChannel(ChannelAdapter):
             lock = self._thread_locks[thread] = asyncio.Lock()
         async with lock:
             # The store's get-or-create also holds across processes (a unique index decides).
-            return self.host.conversation_for(self.name, thread)
+            return self.host.conversation_for(self.name, thread, user)
 
     # -- the help-desk protocol (bot.helpdesk.HelpDeskChannel) ---------------------------------
 

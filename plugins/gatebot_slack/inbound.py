@@ -51,7 +51,7 @@ class SlackSide(Protocol):
 
     def spawn(self, work: Coroutine[Any, Any, None], what: str) -> None: ...
 
-    async def conversation_for(self, thread: str) -> Conversation: ...
+    async def conversation_for(self, thread: str, user: str | None = None) -> Conversation: ...
 
     async def post_replies(
         self, channel: str, thread_ts: str, replies: list[dict[str, Any]]
@@ -144,7 +144,8 @@ class Inbound:
         thread = box.get("thread_ts") or box.get("message_ts")
         if channel and thread and action.get("value"):
             click = f"click-{action.get('action_ts') or thread}"
-            work = self.customer_message(channel, thread, click, str(action["value"]))
+            user = (body.get("user") or {}).get("id")
+            work = self.customer_message(channel, thread, click, str(action["value"]), user)
             self.channel.spawn(work, f"offer_person {channel}:{thread}")
 
     async def on_link(self, ack: AsyncAck) -> None:
@@ -164,27 +165,37 @@ class Inbound:
         if esc is not None:
             await self.staff_message(esc, event)
         elif event.get("channel_type") == "im":
-            await self.customer_message(channel, thread_ts or ts, ts, event.get("text") or "")
+            await self.customer_message(
+                channel, thread_ts or ts, ts, event.get("text") or "", event.get("user")
+            )
         elif thread_ts and self.host.find_conversation(self.channel.name, f"{channel}:{thread_ts}"):
-            await self.customer_message(channel, thread_ts, ts, event.get("text") or "")
+            await self.customer_message(
+                channel, thread_ts, ts, event.get("text") or "", event.get("user")
+            )
         # Anything else in a channel is people talking among themselves.
 
     async def mention(self, event: dict[str, Any]) -> None:
         channel, ts, thread_ts = event["channel"], event["ts"], event.get("thread_ts")
         if self._escalation_of(channel, thread_ts) is not None:
             return  # staff in a help-desk thread: their message event carries it
-        await self.customer_message(channel, thread_ts or ts, ts, event.get("text") or "")
+        await self.customer_message(
+            channel, thread_ts or ts, ts, event.get("text") or "", event.get("user")
+        )
 
     def _customer_text(self, text: str) -> str:
         bot = self.channel.bot_user_id
         mention = rf"<@{re.escape(bot)}(\|[^>]*)?>" if bot else r"^\s*<@[A-Z0-9]+(\|[^>]*)?>"
         return blocks.plain_text(re.sub(mention, "", text)).strip()
 
-    async def customer_message(self, channel: str, thread_ts: str, ts: str, raw: str) -> None:
+    async def customer_message(
+        self, channel: str, thread_ts: str, ts: str, raw: str, user: str | None = None
+    ) -> None:
+        """``user``: the Slack user id of the sender, which Slack authenticated (signed
+        events); it becomes the conversation's verified identity when the thread starts."""
         text = self._customer_text(raw)
         if not text:
             return  # a bare mention
-        conv = await self.channel.conversation_for(f"{channel}:{thread_ts}")
+        conv = await self.channel.conversation_for(f"{channel}:{thread_ts}", user)
         key = f"{channel}:{ts}"
         result = await self.host.handle(conv, text, key, inbox_key=key)
         if result.duplicate:

@@ -17,6 +17,7 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
 from bot import safejson
+from bot.identity import verify
 from gatebot_web.errors import ApiError
 
 #: What an id in a path may hold: conversation ids and tokens are hex or URL-safe base64.
@@ -85,6 +86,23 @@ def language(body: dict[str, Any], default: str) -> str:
     if not isinstance(value, str) or not _LANGUAGE.fullmatch(value):
         raise ApiError(400, "bad_request", "language must be a language code like 'en' or 'pt-BR'")
     return value
+
+
+def identity(body: dict[str, Any], secret: str | None) -> str | None:
+    """The verified ``user_id`` of a body carrying ``user_id`` and ``user_hash`` (None when it
+    carries neither). A missing half, a wrong hash or no secret configured is 401: a claimed
+    identity the bot cannot check must not open a conversation as anyone."""
+    if "user_id" not in body and "user_hash" not in body:
+        return None
+    user_id, user_hash = body.get("user_id"), body.get("user_hash")
+    if (
+        not isinstance(user_id, str)
+        or not isinstance(user_hash, str)
+        or _CONTROL.search(user_id)
+        or not verify(secret, user_id, user_hash)
+    ):
+        raise ApiError(401, "unauthorized", "user_hash does not sign user_id")
+    return user_id
 
 
 def client_message_id(body: dict[str, Any], limit: int) -> str:

@@ -71,8 +71,16 @@ def document() -> dict[str, Any]:
         "/api/conversations": {
             "post": {
                 "summary": "Start a conversation",
-                "requestBody": _body({"language": {"type": "string"}}, []),
-                "responses": _answers(201, 400, 413),
+                "requestBody": _body(
+                    {
+                        "language": {"type": "string"},
+                        # A signed-in visitor: hex HMAC-SHA256(GATEBOT_IDENTITY_SECRET, user_id).
+                        "user_id": {"type": "string"},
+                        "user_hash": {"type": "string"},
+                    },
+                    [],
+                ),
+                "responses": _answers(201, 400, 401, 413),
             }
         },
         "/api/conversations/{id}": {

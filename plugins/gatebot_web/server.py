@@ -112,7 +112,8 @@ async def create_conversation(request: web.Request) -> web.Response:
     gb = _host(request)
     body = await _json_body(request)
     language = inputs.language(body, gb.pack.language)
-    conv, token = await gb.open_conversation("web", language)
+    user_id = inputs.identity(body, gb.settings.identity_secret)
+    conv, token = await gb.open_conversation("web", language, user_id and f"web:{user_id}")
     return web.json_response({"id": conv.id, "token": token}, status=201)
 
 

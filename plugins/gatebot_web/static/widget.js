@@ -4,6 +4,9 @@
  *   <script src="https://HOST/widget.js" defer></script>
  *
  * The API base is where this script came from, or the tag's data-api="https://HOST" override.
+ * A signed-in visitor: the host site's server renders data-user-id="ID" and
+ * data-user-hash="HEX" (HMAC-SHA256 of the id with GATEBOT_IDENTITY_SECRET) on the tag; the
+ * widget sends both when it opens a conversation and the server checks the hash.
  * Everything renders inside a Shadow DOM so the host page's CSS cannot reach it, and every piece
  * of text from the server or the visitor goes in as text (textContent), never as HTML.
  *
@@ -33,7 +36,10 @@
   // Captured now: document.currentScript is only set while this script first runs.
   var script = document.currentScript || findOwnScript();
   var API = apiBase(script);
-  var STORE_KEY = "gatebot:conversation:" + API;
+  var USER_ID = (script && script.getAttribute("data-user-id")) || "";
+  var USER_HASH = (script && script.getAttribute("data-user-hash")) || "";
+  // One stored conversation per signed-in user: signing out or in starts another.
+  var STORE_KEY = "gatebot:conversation:" + API + (USER_ID ? ":" + USER_ID : "");
   var OPEN_KEY = "gatebot:open:" + API;
   var TITLE = (script && script.getAttribute("data-title")) || "Chat with us";
 
@@ -629,7 +635,8 @@
     if (conv) return Promise.resolve(conv);
     if (!creating) {
       creating = (async function () {
-        var r = await request("POST", "/api/conversations");
+        var claim = USER_ID ? { user_id: USER_ID, user_hash: USER_HASH } : {};
+        var r = await request("POST", "/api/conversations", claim);
         if (r.status !== 201 || !r.data || typeof r.data.id !== "string") {
           throw new Error(serverMessage(r, "the chat service answered " + r.status));
         }
