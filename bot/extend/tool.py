@@ -37,6 +37,16 @@ class ToolEvent(TypedDict):
     detail: dict[str, Any]
 
 
+#: The trusted context entry with the conversation's verified identity; only core code sets it
+#: (:func:`identity_context`), from ``conversations.verified_user_id``, never from a message.
+IDENTITY = "identity"
+
+
+def identity_context(verified_user_id: str | None) -> dict[str, Any]:
+    """The ``identity`` entry of a tool context: ``{"user_id": ...}``, None when anonymous."""
+    return {IDENTITY: {"user_id": verified_user_id}}
+
+
 class ToolError(GatebotError):
     """A tool failed while running (its service answered an error, or it could not be reached)."""
 
@@ -57,6 +67,9 @@ class Tool(ABC):
     #: Which records a customer may act on: ``any``, or the name of an argument whose value must be
     #: one the conversation owns (``context["owned"][argument]`` lists them), e.g. ``order_id``.
     ownership: str = "any"
+    #: Arguments the tool fills itself from trusted context (the verified identity): the runner
+    #: drops whatever a model or a flow proposed for them before any check, so no text can set them.
+    filled: frozenset[str] = frozenset()
     timeout_s: float = DEFAULT_TIMEOUT_S
 
     @abstractmethod
@@ -194,6 +207,11 @@ class ToolRunner:
 
         emit("requested", arguments=sorted(arguments) if isinstance(arguments, dict) else None)
         tool = self.registry.get(name)
+        if tool is not None and tool.filled and isinstance(arguments, dict):
+            dropped = sorted(set(arguments) & tool.filled)
+            arguments = {k: v for k, v in arguments.items() if k not in tool.filled}
+            if dropped:
+                emit("ignored", arguments=dropped, why="filled from the verified identity")
         refusal = self._refusal(tool, arguments, context, confirmed)
         if refusal or tool is None:
             outcome.reason = refusal or "unknown tool"

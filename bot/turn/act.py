@@ -19,7 +19,7 @@ from typing import Any
 from bot.config import search_steps_from_env
 from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.retriever import Fact, Retriever
-from bot.extend.tool import ToolEvent, ToolRunner
+from bot.extend.tool import ToolEvent, ToolRunner, identity_context
 from bot.packs import Pack
 from bot.turn import answerable, replygate
 from bot.turn.decide import LEADS, Decision
@@ -111,9 +111,11 @@ class Actor:
         *,
         publish: Publish | None = None,
         search_steps: int | None = None,
+        verified_user_id: str | None = None,
     ) -> Acted:
         """The move's replies. ``publish`` streams tool events live (the conversation's events);
-        ``search_steps`` overrides the step limit for this turn."""
+        ``search_steps`` overrides the step limit for this turn; ``verified_user_id`` is the
+        conversation's verified identity, the only source of the tools' ``identity`` entry."""
         move = decision.move
         if move == "ask" and decision.slot:
             slot = self.pack.slot(decision.slot)
@@ -141,7 +143,9 @@ class Actor:
             return Acted([text_reply(said), self._offer_person(language)])
         if move == "answer" and not decision.template:
             steps = self.search_steps if search_steps is None else search_steps
-            return await self._answer(decision.question or text, history, language, publish, steps)
+            question = decision.question or text
+            who = identity_context(verified_user_id)
+            return await self._answer(question, history, language, publish, steps, who)
         name = decision.template or move
         return Acted([text_reply(self.template(name, language))])
 
@@ -173,6 +177,7 @@ class Actor:
         language: str,
         publish: Publish | None,
         steps: int,
+        context: dict[str, Any] | None = None,
     ) -> Acted:
         registry, ledger = knowledge_tools(self.retriever, self.vectors)
         runner = ToolRunner(registry, publish)
@@ -201,7 +206,7 @@ class Actor:
             system,
             self.pack.excluded_names,
             history=history,
-            tools=ToolLoop(runner, steps) if tooled else None,
+            tools=ToolLoop(runner, steps, context or {}) if tooled else None,
             grounded=True,
             allow=replygate.allowances(self.pack),
         )

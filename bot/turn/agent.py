@@ -324,6 +324,7 @@ class Agent:
             said_in,
             publish=lambda event: self.events.publish(conv_id, event),  # tool progress, live
             search_steps=pre.steps_for_turn,  # pre-flight's reasoning level, when routing
+            verified_user_id=turn.conversation.verified_user_id,
         )
         for read in acted.reads:
             if read["head"] == answerable.HEAD and acted.query is not None:

@@ -35,6 +35,8 @@ class ToolLoop:
 
     runner: ToolRunner
     steps: int
+    #: The tool context: core-set entries only (the verified identity), never the model's.
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -189,6 +191,7 @@ async def _through_tools(
         tools.runner,
         model_calls=out.model_calls,
         events=out.tools,
+        context=tools.context,
         max_steps=tools.steps,
     )
     tools.steps -= loop.steps

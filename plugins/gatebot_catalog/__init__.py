@@ -44,7 +44,8 @@ def catalog_tools(app: Any) -> list[Tool]:
 
 
 def slot_errors(catalog: Catalog, pack: Any) -> list[PackError]:
-    """A parameter tied to a conversation value (``value: email``) must name a playbook slot."""
+    """A parameter tied to a conversation value (``value: email``) must name a playbook slot
+    (``identity.user_id`` is the verified identity, not a slot)."""
     slots = {slot.name for slot in pack.slots}
     return [
         PackError(
@@ -56,7 +57,7 @@ def slot_errors(catalog: Catalog, pack: Any) -> list[PackError]:
         for name, api in catalog.apis.items()
         for endpoint in api.endpoints.values()
         for param in endpoint.params.values()
-        if param.value is not None and param.value not in slots
+        if param.value is not None and not param.from_identity and param.value not in slots
     ]
 
 

@@ -42,8 +42,9 @@ PARAM = _obj(
         "required": {"type": "boolean"},
         "description": {"type": "string"},
         # The argument must equal this value of the conversation (one the customer wrote),
-        # never one a model made up: e.g. the email an order lookup is made with.
-        "value": _name,
+        # never one a model made up: e.g. the email an order lookup is made with. Or
+        # ``identity.user_id``: the tool fills it from the verified identity, never from text.
+        "value": {"type": "string", "pattern": "^([a-z][a-z0-9_]*|identity\\.user_id)$"},
     },
     ["in", "schema"],
 )
@@ -114,6 +115,14 @@ class Param:
     required: bool
     description: str = ""
     value: str | None = None
+
+    @property
+    def from_identity(self) -> bool:
+        return self.value == IDENTITY_VALUE
+
+
+#: A parameter declared ``value: identity.user_id`` is filled from the verified identity.
+IDENTITY_VALUE = "identity.user_id"
 
 
 @dataclass(frozen=True)
@@ -282,6 +291,9 @@ def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpo
             jsonschema.Draft202012Validator.check_schema(p.schema)
         except jsonschema.SchemaError as exc:
             file.error((*where, "params", name, "schema"), f"not a JSON schema: {exc.message}")
+        if p.from_identity and p.schema.get("type", "string") != "string":
+            # A verified id is text (``web:alice``): any other type could never be sent.
+            file.error((*where, "params", name, "schema"), "an identity.user_id is a string")
     # The declared path itself must be plain segments, each a literal or one whole placeholder,
     # so a value can only ever fill one segment. It is normalised (no empty segment), and one
     # that climbs ("..") or stays (".") is refused: it could reach past the API's base path.

@@ -8,7 +8,10 @@ credential, never a base URL), ``catalog.read_result`` reads a long answer windo
 
 The context a caller passes: ``conversation_id`` (whose results a window may read), ``owned``
 (argument name -> values this conversation owns) and ``values`` (slot -> the conversation's
-value, for parameters declared with ``value: email``: such an argument must be that value).
+value, for parameters declared with ``value: email``: such an argument must be that value) and
+``identity`` (``{"user_id": ...}``, set by core code only from the conversation's verified id):
+a parameter declared ``value: identity.user_id`` is hidden from the model, filled from it, and
+the call is refused when the conversation has no verified id.
 An endpoint declared with ``owns: order_id`` grants its ``order_id`` argument to the
 conversation when it answers successfully (the demo API answers an order lookup only for the
 email on the order), see :func:`grant_ownership`.
@@ -20,7 +23,7 @@ import string
 from collections.abc import Iterable
 from typing import Any
 
-from bot.extend.tool import WINDOW_CHARS, Tool, ToolError, ToolOutcome, window
+from bot.extend.tool import IDENTITY, WINDOW_CHARS, Tool, ToolError, ToolOutcome, window
 from bot.extend.tool import grant_ownership as grant
 from gatebot_catalog.client import CatalogClient
 from gatebot_catalog.spec import Api, Catalog, Endpoint
@@ -30,9 +33,12 @@ _ENDPOINT_NAME = "^[a-z][a-z0-9_]*\\.[a-z][a-z0-9_]*$"
 
 
 def endpoint_schema(endpoint: Endpoint) -> dict[str, Any]:
-    """The JSON schema of an endpoint tool's arguments: declared parameters only."""
+    """The JSON schema of an endpoint tool's arguments: declared parameters only, less those
+    filled from the verified identity (a model never sees nor sets them)."""
     properties: dict[str, Any] = {}
     for name, param in endpoint.params.items():
+        if param.from_identity:
+            continue
         schema = dict(param.schema)
         if param.description and "description" not in schema:
             schema["description"] = param.description
@@ -40,7 +46,7 @@ def endpoint_schema(endpoint: Endpoint) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": properties,
-        "required": sorted(n for n, p in endpoint.params.items() if p.required),
+        "required": sorted(n for n in properties if endpoint.params[n].required),
         "additionalProperties": False,
     }
 
@@ -70,13 +76,31 @@ class EndpointTool(Tool):
         self.changes = endpoint.changes
         self.repeat = endpoint.repeat
         self.ownership = endpoint.ownership
+        self.filled = frozenset(n for n, p in endpoint.params.items() if p.from_identity)
         # The client's own timeout fires first, with a clearer message than the runner's.
         self.timeout_s = endpoint.timeout_s + 1.0
 
+    def _filled(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` with the identity parameters set from ``context["identity"]`` (the
+        runner already dropped any proposed value). Raises ToolError when nobody is verified."""
+        if not self.filled:
+            return arguments
+        user_id = (context.get(IDENTITY) or {}).get("user_id")
+        if not user_id:
+            raise ToolError(
+                f"{self.name} needs a verified identity (a signed-in customer), "
+                "and this conversation has none"
+            )
+        return {**arguments, **{name: str(user_id) for name in self.filled}}
+
     def check(self, arguments: dict[str, Any], context: dict[str, Any]) -> str | None:
+        try:
+            arguments = self._filled(arguments, context)
+        except ToolError as exc:
+            return str(exc)
         values = context.get("values") or {}
         for name, param in self.endpoint.params.items():
-            if param.value is None or name not in arguments:
+            if param.value is None or param.from_identity or name not in arguments:
                 continue
             known = values.get(param.value)
             if known is None or str(arguments[name]) != str(known):
@@ -88,6 +112,9 @@ class EndpointTool(Tool):
         return None
 
     async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        # Filled here too, and the proposed value dropped again: run alone is never less safe.
+        arguments = {k: v for k, v in arguments.items() if k not in self.filled}
+        arguments = self._filled(arguments, context)
         try:
             request = prepare(self.api, self.endpoint, arguments)
         except Refused as exc:  # checked already; kept so run alone is never less safe

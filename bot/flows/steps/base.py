@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.extend.provider import ModelCall, ModelProvider
-from bot.extend.tool import ToolRegistry, ToolRunner
+from bot.extend.tool import ToolRegistry, ToolRunner, identity_context
 from bot.flows.model import BUILTIN_MODS, Flow, Step
 from bot.flows.outcome import answer
 from bot.flows.state import context_for
@@ -118,4 +118,5 @@ class StepHost:
             "conversation_id": t.conversation_id,
             "owned": t.state.setdefault("owned", {}),  # a lookup's grant outlives the call
             "values": t.context("")["values"],
+            **identity_context(t.turn.conversation.verified_user_id),
         }

@@ -1,0 +1,138 @@
+"""A catalog parameter tied to the verified identity (``value: identity.user_id``): the tool
+fills it from the trusted context entry only, whatever a model or a customer proposes, and
+refuses the call, with no request, when the conversation has no verified id."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from gatebot_catalog import slot_errors
+from gatebot_catalog.client import CatalogClient
+from gatebot_catalog.spec import load_catalog
+from gatebot_catalog.tools import build_tools
+
+from bot.errors import PackErrors
+from bot.extend.tool import ToolRegistry, ToolRunner, identity_context
+
+CATALOG = """\
+apis:
+  - name: shop
+    description: a stand-in shop
+    base_url: {base}/api
+    endpoints:
+      - id: my_orders
+        method: GET
+        path: /orders
+        description: the signed-in customer's orders
+        params:
+          customer: {{in: query, value: identity.user_id, schema: {{type: string}}}}
+          status: {{in: query, schema: {{type: string}}}}
+"""
+
+Seen = list[dict[str, str]]
+SEEN = web.AppKey("seen", list)
+
+
+async def _orders(request: web.Request) -> web.Response:
+    request.app[SEEN].append(dict(request.query))
+    return web.json_response({"orders": [], "customer": request.query.get("customer")})
+
+
+@pytest.fixture
+async def runner(tmp_path: Path) -> AsyncIterator[tuple[ToolRunner, Seen]]:
+    app = web.Application()
+    seen: Seen = []
+    app[SEEN] = seen
+    app.router.add_get("/api/orders", _orders)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    base = str(server.make_url("")).rstrip("/")
+    (tmp_path / "apis.yaml").write_text(CATALOG.format(base=base), encoding="utf-8")
+    catalog = load_catalog(tmp_path)
+    assert catalog is not None
+    client = CatalogClient()
+    registry = ToolRegistry()
+    for tool in build_tools(catalog, client):
+        registry.add(tool)
+    try:
+        yield ToolRunner(registry), seen
+    finally:
+        await client.close()
+        await server.close()
+
+
+PROPOSED: list[tuple[str, dict[str, Any]]] = [
+    ("shop.my_orders", {"customer": "web:mallory", "status": "open"}),
+    (
+        "catalog.call",
+        {"endpoint": "shop.my_orders", "arguments": {"customer": "web:mallory", "status": "open"}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments"), PROPOSED)
+async def test_a_proposed_identity_is_ignored_and_the_verified_one_sent(
+    runner: tuple[ToolRunner, Seen], name: str, arguments: dict[str, Any]
+) -> None:
+    tools, seen = runner
+    outcome = await tools.call(name, arguments, identity_context("web:alice"))
+    assert outcome.ok, outcome.reason
+    assert seen == [{"customer": "web:alice", "status": "open"}]
+    assert any(e["event"] == "ignored" for e in outcome.events)
+
+
+async def test_without_a_verified_id_the_call_is_refused_and_nothing_sent(
+    runner: tuple[ToolRunner, Seen],
+) -> None:
+    tools, seen = runner
+    for context in ({}, identity_context(None)):
+        outcome = await tools.call("shop.my_orders", {"customer": "web:alice"}, context)
+        assert outcome.status == "refused"
+        assert "needs a verified identity" in outcome.reason
+    assert seen == []
+
+
+async def test_the_model_never_sees_the_identity_parameter(
+    runner: tuple[ToolRunner, Seen],
+) -> None:
+    tools, _ = runner
+    tool = tools.registry.get("shop.my_orders")
+    assert tool is not None
+    assert set(tool.describe()["schema"]["properties"]) == {"status"}
+
+
+def _pack(tmp_path: Path, param: str) -> Path:
+    (tmp_path / "apis.yaml").write_text(
+        "apis:\n  - name: x\n    base_url: https://x.example\n    endpoints:\n"
+        "      - id: a\n        method: GET\n        path: /a\n        description: a\n"
+        f"        params: {{who: {{in: query, {param}}}}}\n",
+        encoding="utf-8",
+    )
+    return tmp_path
+
+
+def test_check_accepts_an_identity_parameter_without_a_slot(tmp_path: Path) -> None:
+    catalog = load_catalog(_pack(tmp_path, "value: identity.user_id, schema: {type: string}"))
+    assert catalog is not None
+    pack = SimpleNamespace(root=tmp_path, slots=[])
+    assert slot_errors(catalog, pack) == []
+
+
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [
+        ("value: identity.email, schema: {type: string}", "value"),
+        ("value: identity.user_id, schema: {type: integer}", "identity.user_id is a string"),
+    ],
+)
+def test_check_refuses_a_wrong_identity_declaration(
+    tmp_path: Path, param: str, message: str
+) -> None:
+    with pytest.raises(PackErrors, match=message):
+        load_catalog(_pack(tmp_path, param))
