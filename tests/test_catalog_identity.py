@@ -136,3 +136,50 @@ def test_check_refuses_a_wrong_identity_declaration(
 ) -> None:
     with pytest.raises(PackErrors, match=message):
         load_catalog(_pack(tmp_path, param))
+
+
+@pytest.mark.parametrize("verified", ["slack:U123", None])
+def test_a_flow_step_passes_the_conversations_verified_id_only(verified: str | None) -> None:
+    from bot.flows.steps.base import StepHost
+
+    # The values a customer typed (a user_id among them) never become the identity.
+    t = SimpleNamespace(
+        conversation_id="c1",
+        state={"values": {"user_id": "web:mallory"}},
+        context=lambda _text: {"values": {"user_id": "web:mallory"}},
+        turn=SimpleNamespace(conversation=SimpleNamespace(verified_user_id=verified)),
+    )
+    host = StepHost.__new__(StepHost)
+    assert host.tool_context(t)["identity"] == {"user_id": verified}  # type: ignore[arg-type]
+
+
+async def test_the_turns_tool_loop_passes_the_identity_it_was_given() -> None:
+    from bot.extend.provider import ModelProvider, Prompt, Response, ToolCall
+    from bot.extend.tool import Tool
+    from bot.turn.drafting import Drafted, ToolLoop, _through_tools
+
+    seen: list[Any] = []
+
+    class WhoAmI(Tool):
+        name = "spy.whoami"
+        schema = {"type": "object", "properties": {}, "additionalProperties": False}
+
+        async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+            seen.append(context.get("identity"))
+            return {"ok": True}
+
+    class CallsOnce(ModelProvider):
+        name = "once"
+        calls_tools = True
+
+        async def execute(self, prompt: Prompt) -> Response:
+            if any(m["role"] == "tool" for m in prompt.messages):
+                return Response("done")
+            return Response("", tool_calls=[ToolCall("c1", "spy.whoami", {})])
+
+    registry = ToolRegistry()
+    registry.add(WhoAmI())
+    loop = ToolLoop(ToolRunner(registry), 2, identity_context("discord:42"))
+    prompt = Prompt("reply", "system", [{"role": "user", "content": "q"}])
+    text, _ = await _through_tools(CallsOnce("test"), prompt, loop, Drafted("q"))
+    assert (text, seen) == ("done", [{"user_id": "discord:42"}])
