@@ -274,6 +274,17 @@ def _api(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Api:
 _PLACEHOLDER_SEGMENT = re.compile(r"^(\{[a-z][a-z0-9_]*\}|[A-Za-z0-9._~-]+)$")
 
 
+def _check_params(params: dict[str, Param], where: tuple[Any, ...], file: _File) -> None:
+    for name, p in params.items():
+        try:
+            jsonschema.Draft202012Validator.check_schema(p.schema)
+        except jsonschema.SchemaError as exc:
+            file.error((*where, "params", name, "schema"), f"not a JSON schema: {exc.message}")
+        if p.from_identity and p.schema.get("type", "string") != "string":
+            # A verified id is text (``web:alice``): any other type could never be sent.
+            file.error((*where, "params", name, "schema"), "an identity.user_id is a string")
+
+
 def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpoint:
     params = {
         name: Param(
@@ -286,14 +297,7 @@ def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpo
         )
         for name, p in raw.get("params", {}).items()
     }
-    for name, p in params.items():
-        try:
-            jsonschema.Draft202012Validator.check_schema(p.schema)
-        except jsonschema.SchemaError as exc:
-            file.error((*where, "params", name, "schema"), f"not a JSON schema: {exc.message}")
-        if p.from_identity and p.schema.get("type", "string") != "string":
-            # A verified id is text (``web:alice``): any other type could never be sent.
-            file.error((*where, "params", name, "schema"), "an identity.user_id is a string")
+    _check_params(params, where, file)
     # The declared path itself must be plain segments, each a literal or one whole placeholder,
     # so a value can only ever fill one segment. It is normalised (no empty segment), and one
     # that climbs ("..") or stays (".") is refused: it could reach past the API's base path.
