@@ -101,7 +101,7 @@ class Agent:
         self.preflight_stage = Preflight(pack, provider, self.readers, preflight, retriever)
         self.scope_check = ScopeCheck(pack, self.readers, retriever=retriever)
         # The flows' examples beside every intent's, on the heads' embedding: which is nearest.
-        self.flow_examples = ExampleIndex(pack, getattr(self.readers, "_batcher", None))
+        self.flow_examples = ExampleIndex(pack, self.readers.batcher)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def handle(
