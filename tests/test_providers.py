@@ -442,7 +442,11 @@ async def test_a_turn_is_worded_by_the_model_and_a_declined_one_calls_none(
             "ms": call["ms"],
             "tokens_in": 321,
             "tokens_out": 17,
+            # What `gatebot replay` reuses: the prompt's digest and the model's answer.
+            "prompt_sha256": call["prompt_sha256"],
+            "response": {"text": DOCKER_DRAFT, "tool_calls": []},
         }
+        assert len(call["prompt_sha256"]) == 64
         [seen] = server.requests
         system = seen.body["system"] if api == "anthropic" else seen.body["messages"][0]["content"]
         assert "[faq-docker]" in system  # the retrieved fact went to the model

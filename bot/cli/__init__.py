@@ -17,6 +17,7 @@ from bot.cli import (
     heads,
     plugins_cmd,
     preflight,
+    replay,
     run,
     scope,
 )
@@ -36,13 +37,27 @@ from bot.plugins import load_plugins
 def cli(verbose: int) -> None:
     """gatebot: a gated conversational agent for customer conversations.
 
-    Exit codes: 0 done, 1 a check failed or something changed (doctor, preflight replay),
+    Exit codes: 0 done, 1 a check failed or something changed (doctor, preflight replay,
+    replay over its budget),
     2 a usage or configuration error, 130 interrupted.
     """
     setup_logging(verbose)
 
 
-COMMANDS = (run, chat, check, plugins_cmd, doctor, heads, preflight, flows, scope, evalset, data)
+COMMANDS = (
+    run,
+    chat,
+    check,
+    plugins_cmd,
+    doctor,
+    heads,
+    preflight,
+    replay,
+    flows,
+    scope,
+    evalset,
+    data,
+)
 for module in COMMANDS:
     cli.add_command(module.command)
 

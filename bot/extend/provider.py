@@ -18,6 +18,9 @@ The model only proposes calls: every one runs through :class:`bot.extend.tool.To
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import re
 import time
 from abc import ABC, abstractmethod
@@ -25,6 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
 from bot.errors import ProviderError
+
+
+class RecordedResponse(TypedDict):
+    """A model's answer as the record keeps it, enough to hand the same answer back on replay."""
+
+    text: str
+    tool_calls: list[dict[str, Any]]
+
 
 #: What the turn record keeps of one model call (:func:`call` writes it); ``error`` says why it
 #: failed, the call being recorded all the same. The functional form keeps ``NotRequired`` real
@@ -39,6 +50,10 @@ ModelCall = TypedDict(  # noqa: UP013
         "tokens_in": int,
         "tokens_out": int,
         "error": NotRequired[str],
+        # What ``gatebot replay`` needs to reuse the call: the prompt's digest
+        # (:func:`prompt_digest`) and what the model answered.
+        "prompt_sha256": NotRequired[str],
+        "response": NotRequired[RecordedResponse],
     },
 )
 
@@ -112,6 +127,7 @@ async def call(provider: ModelProvider, prompt: Prompt, calls: list[ModelCall]) 
         "tokens_in": 0,
         "tokens_out": 0,
     }
+    entry["prompt_sha256"] = prompt_digest(prompt)
     calls.append(entry)
     try:
         response = await provider.execute(prompt)
@@ -121,7 +137,35 @@ async def call(provider: ModelProvider, prompt: Prompt, calls: list[ModelCall]) 
     finally:
         entry["ms"] = round((time.perf_counter() - started) * 1000, 3)
     entry["tokens_in"], entry["tokens_out"] = response.tokens_in, response.tokens_out
+    entry["response"] = {
+        "text": response.text,
+        "tool_calls": [c.as_dict() for c in response.tool_calls],
+    }
     return response
+
+
+def prompt_digest(prompt: Prompt) -> str:
+    """A digest of everything a provider is given (the text and the structure, tools included),
+    so a replay can tell a prompt that is word for word the same from one that changed."""
+    body = {
+        "purpose": prompt.purpose,
+        "system": prompt.system,
+        "messages": prompt.messages,
+        "context": prompt.context,
+        "tools": prompt.tools,
+        "tool_choice": prompt.tool_choice,
+    }
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=_plain)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A stable stand-in for what JSON cannot hold (never an object's address)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, set | frozenset):
+        return sorted(map(str, value))
+    return type(value).__name__
 
 
 def assistant_turn(text: str, calls: list[ToolCall]) -> dict[str, Any]:

@@ -37,6 +37,10 @@ class ToolEvent(TypedDict):
     detail: dict[str, Any]
 
 
+#: The key of a ``finished`` or ``failed`` event's detail that keeps the call's arguments and
+#: result (``{"arguments", "result"}``) in the turn record, for replay; never sent live.
+RECORDED_CALL = "call"
+
 #: The trusted context entry with the conversation's verified identity; only core code sets it
 #: (:func:`identity_context`), from ``conversations.verified_user_id``, never from a message.
 IDENTITY = "identity"
@@ -71,6 +75,11 @@ class Tool(ABC):
     #: drops whatever a model or a flow proposed for them before any check, so no text can set them.
     filled: frozenset[str] = frozenset()
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: Whether the turn record keeps each call's arguments and result (``detail["call"]`` of its
+    #: ``finished`` or ``failed`` event), so ``gatebot replay`` can reuse them instead of calling
+    #: again. The knowledge tools say no: their results are the pack's own passages, searched
+    #: again on replay.
+    recorded: bool = True
 
     @abstractmethod
     async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
@@ -203,7 +212,9 @@ class ToolRunner:
             if sink is not outcome.events:
                 outcome.events.append(entry)
             if self.publish:
-                self.publish({"type": "tool", **entry})
+                # A call's arguments and result stay in the record; the live event names the step.
+                shown = {k: v for k, v in detail.items() if k != RECORDED_CALL}
+                self.publish({"type": "tool", "tool": name, "event": event, "detail": shown})
 
         emit("requested", arguments=sorted(arguments) if isinstance(arguments, dict) else None)
         tool = self.registry.get(name)
@@ -249,27 +260,33 @@ class ToolRunner:
         emit: Callable[..., None],
     ) -> ToolOutcome:
         """Run a checked call within its timeout; its result must be an object of its schema."""
+        kept = {RECORDED_CALL: {"arguments": arguments}} if tool.recorded else {}
         try:
             result = await asyncio.wait_for(tool.run(arguments, context), tool.timeout_s)
         except TimeoutError:
-            return self._failed(outcome, emit, f"timed out after {tool.timeout_s:g} s")
+            return self._failed(outcome, emit, f"timed out after {tool.timeout_s:g} s", kept)
         except ToolError as exc:
-            return self._failed(outcome, emit, str(exc))
+            return self._failed(outcome, emit, str(exc), kept)
         if not isinstance(result, dict):
-            return self._failed(outcome, emit, "the tool returned no JSON object")
+            return self._failed(outcome, emit, "the tool returned no JSON object", kept)
         if tool.result_schema is not None:
             wrong = first_error(tool.result_schema, result)
             if wrong is not None:
-                return self._failed(outcome, emit, f"result does not match schema: {wrong.message}")
+                why = f"result does not match schema: {wrong.message}"
+                return self._failed(outcome, emit, why, kept)
         outcome.status, outcome.result = "ok", result
         grant_ownership(context, result)
-        emit("finished", status="ok", note=str(result.get("note", ""))[:200])
+        if kept:
+            kept[RECORDED_CALL]["result"] = result
+        emit("finished", status="ok", note=str(result.get("note", ""))[:200], **kept)
         return outcome
 
     @staticmethod
-    def _failed(outcome: ToolOutcome, emit: Callable[..., None], reason: str) -> ToolOutcome:
+    def _failed(
+        outcome: ToolOutcome, emit: Callable[..., None], reason: str, kept: dict[str, Any]
+    ) -> ToolOutcome:
         outcome.status, outcome.reason = "failed", reason
-        emit("failed", reason=reason)
+        emit("failed", reason=reason, **kept)
         return outcome
 
     @staticmethod

@@ -43,6 +43,7 @@ class FactLedger:
 
 class SearchKnowledge(Tool):
     name = SEARCH
+    recorded = False  # the pack's own passages: replay searches the new pack again
     description = (
         "Search the help center. Returns passages, best first, each with the key to cite as [key]."
     )
@@ -77,6 +78,7 @@ class SearchKnowledge(Tool):
 
 
 class ReadSource(Tool):
+    recorded = False  # the pack's own sources: replay reads the new pack again
     name = READ
     description = (
         "Read a window of a passage or a whole document by key (e.g. 'doc-monitor#alerts' or "
