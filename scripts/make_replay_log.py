@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import sys
 from pathlib import Path
@@ -78,18 +77,16 @@ async def make_log(out_dir: Path, count: int, pack: Path) -> int:
     from bot.app import App
     from bot.cli.loopback import reserve_port, serve_routes
     from bot.config import Settings
+    from bot.extend.recorder import JsonlRecorder
     from bot.store.models import Conversation
 
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("turns.jsonl", "gatebot.db"):
         (out_dir / stale).unlink(missing_ok=True)
-    os.environ["GATEBOT_RECORD_JSONL"] = str(out_dir / "turns.jsonl")
     sock = reserve_port()  # the demo orders API, served here as `gatebot chat` serves it
-    settings = Settings(
-        pack=pack, data_dir=out_dir, recorders=["jsonl"], model="offline", host="127.0.0.1"
-    )
-    settings.port = sock.getsockname()[1]
-    app = App(settings)
+    settings = Settings(pack=pack, data_dir=out_dir, recorders=[], model="offline")
+    settings.host, settings.port = "127.0.0.1", sock.getsockname()[1]
+    app = App(settings, recorders=[JsonlRecorder(out_dir / "turns.jsonl")])
     await app.start(channels=False)
     runner = await serve_routes(app.host.routes, sock)
     turns = 0
