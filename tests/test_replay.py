@@ -263,3 +263,26 @@ def test_the_html_report_escapes_what_it_shows() -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;/td&gt;&lt;script&gt;" in page
     assert "http://" not in page and "https://" not in page  # nothing loaded from elsewhere
     assert WOULD_CALL.startswith("replay:")
+
+
+async def test_a_call_is_recorded_for_replay_but_never_sent_live() -> None:
+    """The record keeps a call's arguments and result; the live event (the widget's) does not."""
+    from bot.extend.tool import RECORDED_CALL, Tool, ToolRegistry, ToolRunner
+
+    class Lookup(Tool):
+        name, schema = "lookup", {"type": "object"}
+
+        async def run(self, arguments: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+            return {"found": arguments["id"], "note": "found it"}
+
+    registry = ToolRegistry()
+    registry.add(Lookup())
+    live: list[dict[str, Any]] = []
+    outcome = await ToolRunner(registry, live.append).call("lookup", {"id": "7"}, {})
+    [finished] = [e for e in outcome.events if e["event"] == "finished"]
+    assert finished["detail"][RECORDED_CALL] == {
+        "arguments": {"id": "7"},
+        "result": {"found": "7", "note": "found it"},
+    }
+    assert live and all(RECORDED_CALL not in e["detail"] for e in live)
+    assert next(e for e in live if e["event"] == "finished")["detail"]["note"] == "found it"

@@ -155,7 +155,10 @@ def prompt_digest(prompt: Prompt) -> str:
         "tools": prompt.tools,
         "tool_choice": prompt.tool_choice,
     }
-    text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=_plain)
+    try:
+        text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=_plain)
+    except (TypeError, ValueError):  # keys JSON cannot sort: the digest must never fail a turn
+        text = repr(body)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

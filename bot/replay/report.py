@@ -77,8 +77,13 @@ class ReplayReport:
         """One self-contained page (no script, no link out); every logged text escaped."""
         totals = self.totals()
         rows = "".join(_turn_html(t) for t in self.changed) or "<p>No decision changed.</p>"
-        by = "".join(
-            f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in totals["by_decision"].items()
+        counts = totals["by_decision"]
+        by = (
+            "<tr><th>turns changed in</th>"
+            + "".join(f"<th>{_e(k)}</th>" for k in counts)
+            + "</tr><tr><td></td>"
+            + "".join(f"<td>{v}</td>" for v in counts.values())
+            + "</tr>"
         )
         return PAGE.format(
             title=_e(f"gatebot replay: {self.pack}"),
