@@ -286,3 +286,34 @@ async def test_a_call_is_recorded_for_replay_but_never_sent_live() -> None:
     }
     assert live and all(RECORDED_CALL not in e["detail"] for e in live)
     assert next(e for e in live if e["event"] == "finished")["detail"]["note"] == "found it"
+
+
+async def test_a_stored_log_replays_on_sqlite_and_postgres(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Turns stored by a running app (either database) are read by date and id and replayed."""
+    from datetime import UTC, datetime, timedelta
+
+    from bot.app import App
+
+    settings = Settings(pack=ACME, data_dir=tmp_path, database_url=database_url, recorders=[])
+    app = App(settings)
+    await app.start(channels=False)
+    try:
+        convs = [app.store.create_conversation("web")[0] for _ in range(2)]
+        for n, text in enumerate(["Is there a free trial?", "How do I reset my password?"]):
+            await app.agent.handle(convs[0], text, f"a{n}")
+        await app.agent.handle(convs[1], "hello there", "b0")
+        hour_ago = datetime.now(UTC) - timedelta(hours=1)
+        both = from_store(app.store, since=hour_ago)
+        assert {c.id for c in both} == {c.id for c in convs}
+        assert from_store(app.store, since=datetime.now(UTC) + timedelta(days=1)) == []
+        [first] = from_store(app.store, ids=[convs[0].id])
+        assert [t["message"]["text"] for t in first.turns] == [
+            "Is there a free trial?",
+            "How do I reset my password?",
+        ]
+    finally:
+        await app.stop()
+    report = await replay(both, ACME, _settings(tmp_path, ACME))
+    assert report.totals()["replayed"] == 3 and report.changed == []
