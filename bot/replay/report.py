@@ -60,6 +60,8 @@ class ReplayReport:
                     f"{c['threshold'][0]} -> {c['threshold'][1]}: "
                     f"{c['outcome'][0]} -> {c['outcome'][1]}"
                 )
+            for c in t.would_call:
+                lines.append(f"  would  call {c['tool']} {_show(c['arguments'])}")
             if t.model_changed:
                 lines.append(f"  model  prompt changed ({', '.join(t.model_changed)})")
         totals = self.totals()
