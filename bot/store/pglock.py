@@ -93,7 +93,10 @@ class AdvisoryLocks:
         if lease.generation != self._generation or self._conn is None:
             return False
         unsigned = lease.key & 0xFFFFFFFFFFFFFFFF
-        return bool(self._query(_HELD, (unsigned >> 32, unsigned & 0xFFFFFFFF)))
+        try:
+            return bool(self._query(_HELD, (unsigned >> 32, unsigned & 0xFFFFFFFF)))
+        except DatabaseUnavailable:
+            return False  # the connection broke: its locks went with it
 
     def unlock(self, lease: AdvisoryLease) -> None:
         if lease.generation == self._generation and self._conn is not None:
