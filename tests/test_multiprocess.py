@@ -1,6 +1,7 @@
 """Several `gatebot run` processes on one PostgreSQL database, as real subprocesses: started at
 once on an empty schema, both come up; one message delivered to both at once makes one turn and
-both clients get its answer; two messages of one conversation at once get seq 1 and 2. With the
+both clients get its answer; two messages of one conversation at once get seq 1 and 2; a delivery
+whose first turn died with its process runs on the other. With the
 PostgreSQL advisory lock, and with a Redis lease (REDIS_URL). Then ``--workers 2`` on PostgreSQL,
 and SQLite's refusals: ``--workers 2``, and a second process on the same file."""
 
@@ -263,6 +264,27 @@ def test_two_messages_of_one_conversation_at_once_get_seq_1_and_2(
     assert [status for status, _ in results] == [200, 200], results
     assert sorted(r[1]["turn"]["seq"] for r in results) == [1, 2]
     assert sorted(r["seq"] for r in _records(servers, cid)) == [1, 2]
+
+
+def test_a_delivery_whose_first_turn_died_still_runs(
+    two_servers: tuple[str, list[Server]],
+) -> None:
+    """The first delivery was stored by a process that died before its turn (no lock is held,
+    no turn stored): the client's retry, on the other process, runs the turn."""
+    from bot.store import Store
+
+    url, servers = two_servers
+    cid, token = _conversation(servers[0])
+    store = Store(url)
+    try:
+        store.receive_turn(cid, "web", f"{cid}:lost-1", "hello")
+    finally:
+        store.close()
+    body = {"text": "hello", "client_message_id": "lost-1"}
+    status, answer = _post(f"{servers[1].base}/api/conversations/{cid}/messages", body, token)
+    assert status == 200, answer
+    assert answer["turn"]["seq"] == 1 and answer["replies"]
+    assert len(_records(servers, cid)) == 1
 
 
 def test_workers_share_one_port_and_stop_together(pg_schema: str, tmp_path: Path) -> None:
