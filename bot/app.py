@@ -24,10 +24,12 @@ from bot.helpdesk import HelpDesks, desk_channels
 from bot.metrics import Metrics
 from bot.packs.checked import load_checked_pack
 from bot.plugins import PluginManager, call_lifecycle, load_plugins
+from bot.redisconn import redis_client
 from bot.retention import erase_expired
 from bot.startup import timed
 from bot.store import Store
 from bot.store.runner import StoreRunner
+from bot.store.turnlock import turn_locks
 from bot.turn.agent import Agent
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,8 @@ class App:
         self.store, self.metrics = Store(settings.database_url), Metrics()
         # The store's calls on a turn's and the web API's path: off the loop, within a deadline.
         self.db = StoreRunner(self.store, deadline=settings.database_timeout)
+        # Turns of one conversation one at a time across every process on this database.
+        self.turn_locks = turn_locks(self.store, redis_client(settings))
         self.admission = TurnAdmission(settings.max_turns, self.metrics)
         self.events = EventBus()
         self.provider = self._choose_provider(settings.model)
@@ -139,6 +143,7 @@ class App:
             relay=self.helpdesks.relay,
             preflight=self.settings.preflight,
             db=self.db,
+            locks=self.turn_locks,
         )
 
     def _build_host(self) -> ChannelHost:
@@ -306,6 +311,7 @@ class App:
         await call_lifecycle(self.plugins.hook.shutdown(app=self))
         await self.provider.aclose()
         await self.agent.flows.aclose()
+        await self.turn_locks.aclose()
         self.db.close()
         self.store.close()
 

@@ -82,6 +82,8 @@ class Settings:
     retention_days: int | None = None
     #: The HMAC key the host site signs its user ids with (bot.identity); a credential.
     identity_secret: str | None = field(default=None, repr=False)
+    #: Bind the web port with SO_REUSEPORT: set by ``gatebot run --workers N``, never from env.
+    reuse_port: bool = False
 
     def __post_init__(self) -> None:
         if not self.database_url:

@@ -9,14 +9,24 @@ import signal
 import click
 
 from bot.app import App
+from bot.cli.workers import supervise
 from bot.config import Settings
+from bot.errors import ConfigError
+from bot.store.onefile import hold_sqlite_file
 
 
 @click.command("run")
 @click.option("--port", type=int, default=None, help="Web port (default 8080, or GATEBOT_PORT).")
 @click.option("--host", default=None, help="Address to bind (default 127.0.0.1, or GATEBOT_HOST).")
 @click.option("--pack", type=click.Path(), default=None, help="Pack folder (or GATEBOT_PACK).")
-def command(port: int | None, host: str | None, pack: str | None) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the port (PostgreSQL only).",
+)
+def command(port: int | None, host: str | None, pack: str | None, workers: int) -> None:
     """Run the bot on every configured channel."""
     settings = Settings.from_env()
     if port is not None:
@@ -25,7 +35,30 @@ def command(port: int | None, host: str | None, pack: str | None) -> None:
         settings.host = host
     if pack is not None:
         settings.pack = settings.pack.__class__(pack)
-    asyncio.run(_serve(settings))
+    try:
+        _one_process_per_sqlite_file(settings, workers)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    if workers == 1:
+        asyncio.run(_serve(settings))
+        return
+    if settings.port == 0:
+        raise click.UsageError("--workers needs a fixed --port: each worker binds the same one")
+    settings.reuse_port = True
+    raise SystemExit(supervise(workers, lambda: asyncio.run(_serve(settings))))
+
+
+def _one_process_per_sqlite_file(settings: Settings, workers: int) -> None:
+    """SQLite serves one process: refuse ``--workers`` over 1, and a second ``gatebot run`` on
+    the same file (held until this process exits)."""
+    if not settings.database_url.startswith("sqlite"):
+        return
+    if workers > 1:
+        raise ConfigError(
+            f"--workers {workers} needs PostgreSQL: SQLite serves one process. Set DATABASE_URL "
+            "to a PostgreSQL database to run several workers."
+        )
+    hold_sqlite_file(settings.database_url)
 
 
 async def _serve(settings: Settings) -> None:

@@ -35,8 +35,9 @@ def make_engine(url: str, **engine_args: Any) -> sa.Engine:
         engine_args.setdefault(
             "connect_args", {"connect_timeout": CONNECT_TIMEOUT_S, "options": options.strip()}
         )
-        engine_args.setdefault("pool_size", POOL_SIZE)
-        engine_args.setdefault("pool_timeout", CONNECT_TIMEOUT_S)
+        if "poolclass" not in engine_args:  # a NullPool (the turn locks' own) takes neither
+            engine_args.setdefault("pool_size", POOL_SIZE)
+            engine_args.setdefault("pool_timeout", CONNECT_TIMEOUT_S)
     # An error's message (logged, or shown by a channel) must never carry a customer's words, which
     # travel as statement parameters: SQLAlchemy then prints "[SQL parameters hidden ...]".
     engine_args.setdefault("hide_parameters", True)

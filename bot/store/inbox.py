@@ -87,9 +87,11 @@ class InboxMixin:
             texts = [r["text"] for r in replies if r.get("type") == "text"]
             if sent := [_reply_row(conv.id, channel, text, stamp) for text in texts]:
                 conn.execute(sa.insert(MESSAGES), sent)
-            conn.execute(
+            # Only over the turn count the turn read: a turn that lost its lock to another
+            # process (which stored this seq meanwhile) stores nothing.
+            moved = conn.execute(
                 sa.update(CONVERSATIONS)
-                .where(CONVERSATIONS.c.id == conv.id)
+                .where(CONVERSATIONS.c.id == conv.id, CONVERSATIONS.c.turn_count == turn["seq"] - 1)
                 .values(
                     state=conv.state,
                     status=conv.status,
@@ -98,6 +100,8 @@ class InboxMixin:
                     updated_at=stamp,
                 )
             )
+            if moved.rowcount != 1:
+                raise StoreError(f"conversation {conv.id} took turn {turn['seq']} elsewhere")
         conv.updated_at = stamp
         return Turn.model_construct(**turn)
 

@@ -276,8 +276,26 @@ def applied(conn: Connection) -> list[str]:
     return [row[0] for row in conn.execute(sa.select(_applied.c.name))]
 
 
+#: The advisory lock key migrations run under on PostgreSQL (any fixed 64-bit number).
+MIGRATION_LOCK = 0x6761746562_6F74  # "gatebot"
+#: Seconds a process waits for another's migrations (the statement timeout is far shorter).
+MIGRATION_WAIT_MS = 300_000
+
+
 def migrate(engine: sa.Engine) -> list[str]:
-    """Apply every step not yet applied, each in its own transaction. Returns the names applied."""
+    """Apply every step not yet applied, each in its own transaction. Returns the names applied.
+    On PostgreSQL under an advisory lock: processes starting together on an empty database take
+    turns, and the later ones find every step applied."""
+    if engine.dialect.name != "postgresql":
+        return _migrate(engine)
+    with engine.begin() as lock:
+        # A transaction-level lock, held until this block ends; the steps run on other connections.
+        lock.execute(sa.text(f"SET LOCAL statement_timeout = {MIGRATION_WAIT_MS}"))
+        lock.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        return _migrate(engine)
+
+
+def _migrate(engine: sa.Engine) -> list[str]:
     done: list[str] = []
     with engine.begin() as conn:
         _applied.metadata.create_all(conn)

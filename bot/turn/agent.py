@@ -7,9 +7,7 @@ before any work, so a retried delivery never makes a second turn.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -28,6 +26,7 @@ from bot.preflight import Outcome, Preflight
 from bot.preflight.language import reply_language
 from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
+from bot.store.turnlock import ConversationBusy, TurnLocks
 from bot.text import is_question
 from bot.turn import answerable, followup_query, followups, gates, valuereader
 from bot.turn.act import Acted, Actor
@@ -83,6 +82,7 @@ class Agent:
         preflight: str = "off",
         readers: Readers | None = None,
         db: StoreRunner | None = None,
+        locks: TurnLocks | None = None,
     ) -> None:
         self.pack, self.store, self.events, self.metrics = pack, store, events, metrics
         #: The store's calls on the turn's path, off the event loop and within a deadline.
@@ -102,7 +102,8 @@ class Agent:
         self.scope_check = ScopeCheck(pack, self.readers, retriever=retriever)
         # The flows' examples beside every intent's, on the heads' embedding: which is nearest.
         self.flow_examples = ExampleIndex(pack, self.readers.batcher)
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        #: Turns of one conversation one at a time, in this process and across processes.
+        self.locks = locks or TurnLocks()
 
     async def handle(
         self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
@@ -114,7 +115,9 @@ class Agent:
         clock = Clock()
         # Once, here: the stored message, the record, checkpoints and model calls all read this.
         text = mask_cards(text)
-        async with self._lock(conv.id):
+        # Under the lock before the message is stored: a repeat delivery (to this process or
+        # another) waits for the first turn and answers from it; the seq is read after the wait.
+        async with self.locks.hold(conv.id):
             received = await self.db.call(
                 self.store.receive_turn, conv.id, conv.channel, inbox_key or external_id, text
             )
@@ -139,12 +142,16 @@ class Agent:
         Returns each with its conversation, so the caller can deliver the replies."""
         done = []
         for msg in await self.db.call(self.store.pending):
-            async with self._lock(msg.conversation_id):
-                received = await self.db.call(self._unfinished, msg)
-                if received is not None and received.conversation is not None:
-                    external_id = _client_id(msg.conversation_id, msg.external_id)
-                    turn = await self._turn(received, external_id, Clock())
-                    done.append((received.conversation, turn))
+            try:
+                # Try once: a turn another process runs now is not ours to finish.
+                async with self.locks.hold(msg.conversation_id, wait=0):
+                    received = await self.db.call(self._unfinished, msg)
+                    if received is not None and received.conversation is not None:
+                        external_id = _client_id(msg.conversation_id, msg.external_id)
+                        turn = await self._turn(received, external_id, Clock())
+                        done.append((received.conversation, turn))
+            except ConversationBusy:
+                continue
         return done
 
     def _unfinished(self, msg: Message) -> Received | None:
@@ -154,13 +161,6 @@ class Agent:
         conv = self.store.get_conversation(msg.conversation_id)
         history = self.store.messages(msg.conversation_id)
         return Received(msg, True, conv, history)
-
-    def _lock(self, conversation_id: str) -> asyncio.Lock:
-        """The conversation's lock. Held only while a turn runs: the weak map forgets idle ones."""
-        lock = self._locks.get(conversation_id)
-        if lock is None:
-            lock = self._locks[conversation_id] = asyncio.Lock()
-        return lock
 
     def _begin(self, received: Received, external_id: str | None, clock: Clock) -> Turn:
         conv, msg = received.conversation, received.message
@@ -365,6 +365,7 @@ class Agent:
         conv, record, seq = turn.conversation, turn.record, turn.seq
         record["timings"] = turn.clock.total()
         conv.state, conv.turn_count = dict(turn.state), seq
+        await self.locks.confirm(conv.id)  # a turn whose lease lapsed stores nothing
         await self.db.call(
             self.store.complete_turn, conv, turn.message, record, acted.replies, conv.channel
         )
@@ -414,6 +415,7 @@ class Agent:
         }
         record["timings"] = turn.clock.total()
         conv.turn_count = turn.seq
+        await self.locks.confirm(conv.id)
         await self.db.call(self.store.complete_turn, conv, turn.message, record, [], conv.channel)
         await self._deliver_record(record)
         await self.relay(conv, turn.message)

@@ -25,7 +25,9 @@ class WebChannel(ChannelAdapter):
         settings = self.host.settings
         self.runner = web.AppRunner(build_web_app(self.host), access_log=None)
         await self.runner.setup()
-        site = web.TCPSite(self.runner, settings.host, settings.port)
+        # ``gatebot run --workers N``: every worker binds the same port, the kernel spreads clients.
+        reuse = getattr(settings, "reuse_port", False) or None
+        site = web.TCPSite(self.runner, settings.host, settings.port, reuse_port=reuse)
         await site.start()
         server = site._server
         sockets = getattr(server, "sockets", None) or []
