@@ -12,7 +12,7 @@ from bot.admission import TurnAdmission
 from bot.channelretry import ChannelRetries
 from bot.config import Settings
 from bot.errors import ChannelUnavailable, ConfigError, GatebotError
-from bot.events import EventBus
+from bot.events import event_bus
 from bot.extend.channel import ChannelAdapter
 from bot.extend.email import EmailTransport, NoEmail
 from bot.extend.host import ChannelHost, Handler, Route
@@ -91,7 +91,7 @@ class App:
         # The store's calls on a turn's and the web API's path: off the loop, within a deadline.
         self.db = StoreRunner(self.store, deadline=settings.database_timeout)
         self.admission = TurnAdmission(settings.max_turns, self.metrics)
-        self.events = EventBus()
+        self.events = event_bus(settings, self.metrics)  # across processes with REDIS_URL
         self.provider = self._choose_provider(settings.model)
         self.retriever = (
             self.registry.retrievers[-1](self)
@@ -236,6 +236,7 @@ class App:
         # Off the loop: a slow database must not stall what the loop already serves.
         with timed("database"):
             await asyncio.to_thread(self.store.migrate)
+        await self.events.start()
         with timed("plugins' startup (knowledge index)"):
             await call_lifecycle(self.plugins.hook.startup(app=self))
         # The scope check's pack vectors and threshold, fitted in the background (the first turn
@@ -303,6 +304,7 @@ class App:
             except Exception:
                 log.exception("channel %s did not stop cleanly", adapter.name)
         self.channels.clear()
+        await self.events.stop()
         await call_lifecycle(self.plugins.hook.shutdown(app=self))
         await self.provider.aclose()
         await self.agent.flows.aclose()
