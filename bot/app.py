@@ -12,7 +12,7 @@ from bot.admission import TurnAdmission
 from bot.channelretry import ChannelRetries
 from bot.config import Settings
 from bot.errors import ChannelUnavailable, ConfigError, GatebotError
-from bot.events import event_bus
+from bot.eventfanout import event_bus
 from bot.extend.channel import ChannelAdapter
 from bot.extend.email import EmailTransport, NoEmail
 from bot.extend.host import ChannelHost, Handler, Route

@@ -20,8 +20,10 @@ import logging
 import secrets
 from typing import Any
 
+from bot.config import Settings
 from bot.events import EventBus
 from bot.metrics import Metrics
+from bot.redisconn import redis_client
 
 log = logging.getLogger(__name__)
 
@@ -156,3 +158,9 @@ class RedisEventBus(EventBus):
                 type(error).__name__,
                 error,
             )
+
+
+def event_bus(settings: Settings, metrics: Metrics | None = None) -> EventBus:
+    """The Redis fan-out when ``REDIS_URL`` is set, else the in-memory bus."""
+    client = redis_client(settings)
+    return EventBus() if client is None else RedisEventBus(client, metrics=metrics)

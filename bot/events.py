@@ -2,7 +2,7 @@
 
 In one process an in-memory fan-out; each subscriber gets its own bounded queue, and a subscriber
 that stops reading loses old events rather than stalling the turn that publishes. With
-``REDIS_URL`` set, :func:`event_bus` gives the Redis fan-out (``bot.eventfanout``) instead, so a
+``REDIS_URL`` set, ``bot.eventfanout.event_bus`` gives the Redis fan-out instead, so a
 widget connected to one process sees what another process publishes; the interface is the same.
 """
 
@@ -11,9 +11,6 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from typing import Any
-
-from bot.config import Settings
-from bot.metrics import Metrics
 
 QUEUE_SIZE = 100
 
@@ -52,15 +49,3 @@ class EventBus:
 
     def subscriber_count(self) -> int:
         return sum(len(s) for s in self._subscribers.values())
-
-
-def event_bus(settings: Settings, metrics: Metrics | None = None) -> EventBus:
-    """The Redis fan-out when ``REDIS_URL`` is set, else the in-memory bus."""
-    from bot.redisconn import redis_client
-
-    client = redis_client(settings)
-    if client is None:
-        return EventBus()
-    from bot.eventfanout import RedisEventBus
-
-    return RedisEventBus(client, metrics=metrics)

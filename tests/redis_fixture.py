@@ -1,9 +1,13 @@
 """Redis for tests: the URL when a server answers (``GATEBOT_TEST_REDIS``, default the local
-one), else a skip that says why (a failure under CI, which has one)."""
+one), else a skip that says why (a failure under CI, which has one); and a fresh PostgreSQL
+schema for tests that start processes of their own."""
 
 from __future__ import annotations
 
 import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -30,3 +34,19 @@ def redis_url() -> str:
             pytest.fail(f"CI must run the Redis tests: {reason}")
         pytest.skip(reason)
     return REDIS_URL
+
+
+@contextmanager
+def fresh_schema(postgres_url: str) -> Iterator[str]:
+    """A PostgreSQL URL whose search path is a new schema, dropped afterwards."""
+    import psycopg
+
+    plain = postgres_url.replace("+psycopg", "")
+    schema = "gatebot_test_" + secrets.token_hex(4)
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{postgres_url}?options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(plain, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from bot.config import Settings
-from bot.eventfanout import RedisEventBus
-from bot.events import EventBus, event_bus
+from bot.eventfanout import RedisEventBus, event_bus
+from bot.events import EventBus
 from bot.metrics import Metrics
 from tests.redis_fixture import redis_url  # noqa: F401  (a fixture)
 
