@@ -8,7 +8,7 @@ its origin and are skipped, so a websocket sees each event exactly once.
 Redis is never on a turn's path: ``publish`` only queues the message for a background sender.
 When Redis is out of reach the events reach this process's websockets only (said once in the
 log), and the receiver reconnects with a bounded backoff; what was published meanwhile is not
-replayed (a widget reloads the transcript when it reconnects).
+replayed to the other processes (the stored transcript has it).
 """
 
 from __future__ import annotations
