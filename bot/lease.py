@@ -22,6 +22,7 @@ import sqlalchemy as sa
 
 from bot.config import Settings
 from bot.store import Store
+from bot.store.engine import make_engine
 
 #: Seconds a Redis lease lives without renewal: how long a dead holder keeps it at most.
 TTL_S = 15.0
@@ -101,9 +102,10 @@ class PostgresLease(Lease):
     kind = "postgresql"
     _KEY = "hashtext('gatebot-lease'), hashtext(current_schema() || ':' || :name)"
 
-    def __init__(self, name: str, url: sa.URL) -> None:
+    def __init__(self, name: str, url: str) -> None:
         super().__init__(name)
-        self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        # Its own engine (the store's timeouts), so the held connection takes none of the pool.
+        self.engine = make_engine(url, pool_size=1, max_overflow=0)
         self._conn: sa.Connection | None = None
 
     async def acquire(self) -> bool:
@@ -140,6 +142,7 @@ class PostgresLease(Lease):
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(sa.exc.DBAPIError):  # already gone: so is the lock
+                conn.invalidate()  # closed, not back to the pool: the session (and lock) ends
                 conn.close()
 
     async def holder(self) -> str | None:
@@ -157,5 +160,5 @@ def connection_lease(name: str, settings: Settings, store: Store) -> Lease:
     if client is not None:
         return RedisLease(name, client)
     if store.dialect == "postgresql":
-        return PostgresLease(name, store.engine.url)
+        return PostgresLease(name, store.url)
     return Lease(name)

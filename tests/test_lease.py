@@ -234,3 +234,58 @@ async def test_slack_socket_mode_opens_only_in_the_process_holding_the_lease(
         for app in apps:
             await app.stop()
         await slack.stop()
+
+
+# -- a real adapter: Discord's gateway --------------------------------------------------------
+
+
+async def test_discord_connects_the_gateway_only_in_the_lease_holder(
+    isolated_redis: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import discord
+    from gatebot_discord.channel import DiscordChannel, intents
+
+    from bot.app import App
+    from tests.conftest import ACME
+
+    class StandIn(discord.Client):
+        """Records what the adapter asked for: the gateway (start) or the REST API (login)."""
+
+        def __init__(self) -> None:
+            super().__init__(intents=intents())
+            self.calls: list[str] = []
+            self.closed = asyncio.Event()
+
+        async def login(self, token: str) -> None:
+            self.calls.append("login")
+
+        async def start(self, token: str, *, reconnect: bool = True) -> None:
+            self.calls.append("gateway")
+            self.closed = asyncio.Event()  # a stand-in opens again; a real client is rebuilt
+            await self._async_setup_hook()
+            self.dispatch("ready")
+            await self.closed.wait()
+
+        async def close(self) -> None:
+            self.closed.set()
+
+        def is_closed(self) -> bool:
+            return self.closed.is_set()
+
+    monkeypatch.setenv("DISCORD_BOT_TOKEN", "secret-token")
+    settings = Settings(pack=ACME, data_dir=tmp_path, recorders=[], redis_url=isolated_redis)
+    gb = App(settings)
+    clients = [StandIn(), StandIn()]
+    adapters = [DiscordChannel(gb.host, client=c) for c in clients]
+    try:
+        for adapter in adapters:
+            await asyncio.wait_for(adapter.start(), TAKEOVER_S)
+        assert clients[0].calls == ["gateway"]
+        assert clients[1].calls == ["login"]  # REST only: staff replies still post from here
+        await adapters[0].stop()
+        await until(lambda: clients[1].calls == ["login", "gateway"])
+        assert adapters[1]._ready.is_set()
+    finally:
+        for adapter in adapters:
+            await adapter.stop()
+        gb.store.close()
