@@ -32,7 +32,7 @@ CHANNEL = "gatebot:events"
 OUTBOX_SIZE = 1000
 #: Reconnect delays: doubling from the first to the last, then the last until Redis answers.
 BACKOFF_S = (0.2, 5.0)
-#: How long ``start`` waits for the first subscription before carrying on without it.
+#: How long ``start`` waits for the first subscription (or its refusal) before carrying on.
 START_WAIT_S = 5.0
 
 
@@ -44,7 +44,7 @@ class RedisEventBus(EventBus):
         self.origin = secrets.token_hex(8)
         self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_SIZE)
         self._tasks: list[asyncio.Task[None]] = []
-        self._subscribed = asyncio.Event()
+        self._first_try = asyncio.Event()  # subscribed, or refused once
         self.connected = False
         self._reported_down = False
         if metrics is not None:
@@ -63,7 +63,7 @@ class RedisEventBus(EventBus):
         # Subscribed before the process serves, so no other process's event is missed; a Redis
         # that is down does not keep it from serving (the receiver keeps reconnecting).
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._subscribed.wait(), START_WAIT_S)
+            await asyncio.wait_for(self._first_try.wait(), START_WAIT_S)
 
     async def stop(self) -> None:
         tasks, self._tasks = self._tasks, []
@@ -136,8 +136,7 @@ class RedisEventBus(EventBus):
 
     def _set_connected(self, connected: bool, error: BaseException | None = None) -> None:
         """The receiver's state: subscribed or not (``publish`` shares only while subscribed)."""
-        if connected:
-            self._subscribed.set()
+        self._first_try.set()
         self.connected = connected
         if self._metrics is not None:
             self._metrics.set("gatebot_events_redis_connected", 1 if connected else 0)

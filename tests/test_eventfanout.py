@@ -193,3 +193,26 @@ async def test_after_an_outage_the_bus_reconnects_and_shares_again(
         await a.stop()
         await b.stop()
         await proxy.cut()
+
+
+async def test_a_turn_runs_and_its_events_show_here_while_redis_is_down(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from bot.app import App
+    from tests.conftest import ACME
+
+    caplog.set_level(logging.WARNING, logger="bot.eventfanout")
+    down = f"redis://127.0.0.1:{closed_port()}/0"
+    gb = App(Settings(pack=ACME, data_dir=tmp_path, recorders=[], redis_url=down))
+    await gb.start(channels=False)
+    try:
+        assert isinstance(gb.events, RedisEventBus) and not gb.events.connected
+        conv, _ = gb.store.create_conversation("web", with_token=True)
+        queue = gb.events.subscribe(conv.id)
+        result = await gb.agent.handle(conv, "Does Pipelines support Docker builds?", "m1")
+        assert result.replies
+        kinds = [queue.get_nowait()["type"] for _ in range(queue.qsize())]
+        assert kinds[0] == "message" and "reply" in kinds
+        assert sum("unreachable" in r.getMessage() for r in caplog.records) == 1
+    finally:
+        await gb.stop()
