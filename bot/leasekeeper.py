@@ -45,6 +45,7 @@ class LeasedConnection:
                 await self._connect()
             except BaseException:
                 await self._let_go()
+                await _quietly(self.lease.close())
                 raise
             self._set_held(True)
         else:
