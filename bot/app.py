@@ -12,7 +12,7 @@ from bot.admission import TurnAdmission
 from bot.channelretry import ChannelRetries
 from bot.config import Settings
 from bot.errors import ChannelUnavailable, ConfigError, GatebotError
-from bot.events import EventBus
+from bot.eventfanout import event_bus
 from bot.extend.channel import ChannelAdapter
 from bot.extend.email import EmailTransport, NoEmail
 from bot.extend.host import ChannelHost, Handler, Route
@@ -95,7 +95,7 @@ class App:
         # Turns of one conversation one at a time across every process on this database.
         self.turn_locks = turn_locks(self.store, redis_client(settings))
         self.admission = TurnAdmission(settings.max_turns, self.metrics)
-        self.events = EventBus()
+        self.events = event_bus(settings, self.metrics)  # across processes with REDIS_URL
         self.provider = self._choose_provider(settings.model)
         self.retriever = (
             self.registry.retrievers[-1](self)
@@ -241,6 +241,7 @@ class App:
         # Off the loop: a slow database must not stall what the loop already serves.
         with timed("database"):
             await asyncio.to_thread(self.store.migrate)
+        await self.events.start()
         with timed("plugins' startup (knowledge index)"):
             await call_lifecycle(self.plugins.hook.startup(app=self))
         # The scope check's pack vectors and threshold, fitted in the background (the first turn
@@ -308,6 +309,7 @@ class App:
             except Exception:
                 log.exception("channel %s did not stop cleanly", adapter.name)
         self.channels.clear()
+        await self.events.stop()
         await call_lifecycle(self.plugins.hook.shutdown(app=self))
         await self.provider.aclose()
         await self.agent.flows.aclose()

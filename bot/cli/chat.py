@@ -48,8 +48,7 @@ async def _chat(settings: Settings, quiet: bool, sock: socket.socket) -> None:
     if runner is not None:
         paths = ", ".join(sorted({"/" + path.split("/")[1] for _, path, _ in app.host.routes}))
         click.echo(
-            f"Plugin routes ({paths}) served for this chat on "
-            f"http://127.0.0.1:{settings.port}/.",
+            f"Plugin routes ({paths}) served for this chat on http://127.0.0.1:{settings.port}/.",
             err=True,
         )
     conv, _ = app.store.create_conversation("cli", external_id=uuid.uuid4().hex)

@@ -53,8 +53,9 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """Left-aligned columns two spaces apart, a header line and a rule under it."""
     cells = [[str(c) for c in headers], *([str(c) for c in row] for row in rows)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-             for row in cells]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

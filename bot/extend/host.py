@@ -15,6 +15,8 @@ from typing import Any, Protocol
 from bot.admission import TurnAdmission
 from bot.config import Settings
 from bot.events import EventBus
+from bot.lease import connection_lease
+from bot.leasekeeper import LeasedConnection
 from bot.metrics import Metrics
 from bot.packs.model import Pack
 from bot.store import Conversation, Escalation, FlowCheckpoint, FlowRun, Message, Store, Turn
@@ -79,6 +81,18 @@ class ChannelHost:
         self.disabled_flows = disabled_flows  #: flows that cannot run, with why
         #: HTTP routes other plugins registered (``register_routes``); the web channel serves them.
         self.routes: list[Route] = routes if routes is not None else []
+
+    def leased_connection(
+        self,
+        name: str,
+        connect: Callable[[], Awaitable[None]],
+        disconnect: Callable[[], Awaitable[None]],
+    ) -> LeasedConnection:
+        """A connection only one process of several may hold (a Slack Socket Mode websocket, a
+        Discord gateway): ``start()`` it instead of connecting, ``stop()`` it instead of
+        disconnecting; it calls ``connect`` in the process holding the lease (``bot.lease``)."""
+        lease = connection_lease(name, self.settings, self._store)
+        return LeasedConnection(lease, connect, disconnect, self.metrics)
 
     # -- turns and staff actions ---------------------------------------------------------------
 

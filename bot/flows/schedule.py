@@ -125,8 +125,10 @@ def skip_untaken(
         later = False
         for e in entries:
             later = later or (e[0] == router_id and e[1] == pass_no)
-            if later and e[2] == "skipped" and (
-                e[0] in flow.successors(router_id) or (loop and e[0] in loop.body)
+            if (
+                later
+                and e[2] == "skipped"
+                and (e[0] in flow.successors(router_id) or (loop and e[0] in loop.body))
             ):
                 e[2] = "pending"
     for e in entries:

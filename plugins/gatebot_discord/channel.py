@@ -22,6 +22,7 @@ import yarl
 from bot.errors import ChannelUnavailable, ConfigError
 from bot.extend.channel import ChannelAdapter
 from bot.extend.host import ChannelHost
+from bot.leasekeeper import LeasedConnection
 from bot.packs.model import HelpDesk
 from bot.store import Escalation
 from gatebot_discord.handlers import Handlers
@@ -84,6 +85,8 @@ class DiscordChannel(ChannelAdapter):
             self._attach(client)
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._lease: LeasedConnection | None = None
+        self._rest_only = False  # logged in for REST only: another process has the gateway
 
     @property
     def configured(self) -> bool:
@@ -116,8 +119,44 @@ class DiscordChannel(ChannelAdapter):
                 "DISCORD_BOT_TOKEN is not set: create a bot in the Discord developer portal and "
                 "set its token (see the README's Discord section)"
             )
-        self._ready.clear()
         _point_at_discord()
+        # One gateway connection for all the processes: the lease's holder has it.
+        lease = self.host.leased_connection(
+            "discord-gateway", self._connect_gateway, self._close_gateway
+        )
+        await lease.start()
+        self._lease = lease
+        if not lease.held:
+            try:
+                await self._login_for_rest()
+            except BaseException:
+                await self.stop()
+                raise
+
+    async def _login_for_rest(self) -> None:
+        """Without the gateway, log in to the REST API only: staff replies made in this process
+        still reach Discord customers."""
+        try:
+            await self.client.login(self._token)
+        except Exception as error:
+            await self._discard_client()
+            if _unreachable(error):
+                raise ChannelUnavailable(_why_not(error)) from error
+            raise ConfigError(_why_not(error)) from error
+        self._rest_only = True
+
+    async def _discard_client(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.client.close()
+        self._rest_only = False
+        if self._own_client:
+            self._client = None  # a closed client does not start again: the next is new
+
+    async def _connect_gateway(self) -> None:
+        """Connect in the background; return once ready, or after READY_TIMEOUT."""
+        if self._rest_only:  # taking over: the REST-only client cannot open the gateway too
+            await self._discard_client()
+        self._ready.clear()
         # reconnect=True: discord.py resumes or re-identifies on its own after a dropped gateway.
         self._task = asyncio.create_task(
             self.client.start(self._token, reconnect=True), name="discord-gateway"
@@ -132,10 +171,7 @@ class DiscordChannel(ChannelAdapter):
         if self._task.done():
             error = self._task.exception() if not self._task.cancelled() else None
             self._task = None
-            with contextlib.suppress(Exception):
-                await self.client.close()
-            if self._own_client:
-                self._client = None  # a closed client does not start again: the next is new
+            await self._discard_client()
             if _unreachable(error):
                 raise ChannelUnavailable(_why_not(error)) from error
             raise ConfigError(_why_not(error)) from error
@@ -152,6 +188,13 @@ class DiscordChannel(ChannelAdapter):
 
     async def stop(self) -> None:
         """Close the client that ``start`` started (a client never started is left alone)."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            await lease.stop()  # closes the gateway where this process held it
+        if self._rest_only:
+            await self._discard_client()
+
+    async def _close_gateway(self) -> None:
         task, self._task = self._task, None
         if task is None:
             return
@@ -163,6 +206,8 @@ class DiscordChannel(ChannelAdapter):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        if self._own_client:
+            self._client = None  # a closed client does not start again: the next is new
 
     # -- delivery ------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from bot.errors import ChannelUnavailable, ConfigError
 from bot.extend.channel import ChannelAdapter
 from bot.extend.host import ChannelHost, Handler
 from bot.helpdesk import HelpDeskError
+from bot.leasekeeper import LeasedConnection
 from bot.packs.model import HelpDesk
 from bot.store import Conversation, Escalation
 from gatebot_slack import blocks
@@ -95,6 +96,7 @@ class SlackChannel(ChannelAdapter):
         self.inbound = Inbound(self)
         self._session: aiohttp.ClientSession | None = None
         self._socket: AsyncSocketModeHandler | None = None
+        self._lease: LeasedConnection | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._thread_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = (
             weakref.WeakValueDictionary()
@@ -136,12 +138,23 @@ class SlackChannel(ChannelAdapter):
             self.inbound.register(bolt)
             self.bolt = bolt
             if self.settings.mode == "socket":
-                await self._connect_socket(bolt)
+                # One Socket Mode connection for all the processes: the lease's holder has it.
+                self._lease = self.host.leased_connection(
+                    "slack-socket", lambda: self._connect_socket(bolt), self._close_socket
+                )
+                await self._lease.start()
         except BaseException:
+            self._lease = None
             await self._close_session()
             self.bolt = self.client = None
             raise
-        log.info("slack channel up (%s mode, bot user %s)", self.settings.mode, self.bot_user_id)
+        standby = self._lease is not None and not self._lease.held
+        log.info(
+            "slack channel up (%s mode, bot user %s%s)",
+            self.settings.mode,
+            self.bot_user_id,
+            "; another process holds the socket" if standby else "",
+        )
 
     async def _check_token(self, client: AsyncWebClient) -> None:
         """auth.test at start: a refused token fails here, not on the first customer."""
@@ -171,7 +184,10 @@ class SlackChannel(ChannelAdapter):
             ) from None
 
     async def stop(self) -> None:
-        await self._close_socket()  # first: no new events while the last turns finish
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            await lease.stop()  # first: no new events while the last turns finish
+        await self._close_socket()
         self.bolt = None
         try:
             await asyncio.wait_for(self.drain(), DRAIN_TIMEOUT)
