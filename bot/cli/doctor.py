@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import click
 from sqlalchemy.exc import SQLAlchemyError
@@ -82,14 +83,23 @@ def _embeddings() -> Check:
 
 def _redis(settings: Settings) -> Check:
     if not settings.redis_url:
-        return ("redis", "ok", "not configured (single process: in-memory locks and events)")
+        return (
+            "redis",
+            "ok",
+            "not configured: live events stay in this process; on PostgreSQL turn locks and "
+            "connection leases use advisory locks",
+        )
+    # The URL may carry a password: shown with it hidden, as the database's is.
+    url = urlsplit(settings.redis_url)
+    netloc = f"{url.username or ''}:***@{url.hostname}" if url.password else (url.hostname or "")
+    where = urlunsplit(url._replace(netloc=netloc + (f":{url.port}" if url.port else "")))
     try:
         import redis
 
         redis.Redis.from_url(settings.redis_url, socket_timeout=2).ping()
     except Exception as exc:
-        return ("redis", "fail", f"{settings.redis_url}: {exc}")
-    return ("redis", "ok", settings.redis_url)
+        return ("redis", "fail", f"{where}: {type(exc).__name__}")
+    return ("redis", "ok", f"{where}: turn locks, live events and connection leases shared")
 
 
 def _channels(settings: Settings) -> Check:
