@@ -234,7 +234,7 @@ def test_take_over_and_answer_from_the_page_reaches_the_widget(
         row.locator('button[data-verb="reply"]').click()
         expect(row.locator(".result")).to_contain_text("sent")
         expect(messages(customer, "staff", "Hi, this is Dana from the team.")).to_have_count(1)
-        staff.locator(f'a[href^="/inspector/conversations/"]').first.click()
+        staff.locator('a[href^="/inspector/conversations/"]').first.click()
         expect(staff.locator('.msg[data-role="staff"]')).to_contain_text("Dana")
         assert errors == []
     finally:
