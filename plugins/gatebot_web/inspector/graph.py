@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.flows.model import Flow
 from bot.store import FlowCheckpoint, FlowRun
-from gatebot_web.inspector.html import esc, pretty, url
+from gatebot_web.inspector.html import esc, pretty, url, when
 
 COL_W, ROW_H, NODE_W, NODE_H, PAD = 170, 56, 140, 34, 12
 
@@ -88,7 +88,7 @@ def checkpoint_panel(run: FlowRun, cp: FlowCheckpoint) -> str:
     edited = ' <span class="badge refused">edited</span>' if cp.edited else ""
     return f"""<details class="checkpoint" id="cp-{cp.idx}" data-index="{cp.idx}">
 <summary>#{cp.idx} {esc(cp.step_id)} (pass {cp.pass_no}){edited}
-<span class="why">{esc(cp.model or "")} {esc(cp.created_at)}</span></summary>
+<span class="why">{esc(cp.model or "")} {when(cp.created_at)}</span></summary>
 <div class="cols"><div><h4>Input</h4><pre>{pretty(cp.input)}</pre></div>
 <div><h4>Output</h4><pre>{pretty(cp.output)}</pre></div></div>
 <div class="actions" data-run="{esc(run.id)}" data-index="{cp.idx}">
@@ -127,7 +127,7 @@ def runs_table(runs: list[FlowRun]) -> str:
     rows = "".join(
         f'<tr><td><a href="{url("/inspector/runs", r.id)}">{esc(r.id)}</a></td>'
         f"<td>{esc(r.flow)}</td><td>{esc(r.status)}</td><td>{esc(r.parent_run_id)}</td>"
-        f"<td>{esc(r.created_at)}</td></tr>"
+        f"<td>{when(r.created_at)}</td></tr>"
         for r in runs
     )
     head = "<tr><th>run</th><th>flow</th><th>status</th><th>forked from</th><th>started</th></tr>"

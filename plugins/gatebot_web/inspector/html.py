@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -20,6 +21,13 @@ NAV = (
 def esc(value: Any) -> str:
     """Text for the page: None shows as an em dash, everything else escaped."""
     return "—" if value is None else html.escape(str(value), quote=True)
+
+
+def when(value: Any) -> str:
+    """A stored time to the second, as stored (UTC); anything else escaped."""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return esc(value)
 
 
 def pretty(value: Any) -> str:

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from bot.store import Escalation
 from bot.store.inspect import ConversationRow, Dossier
 from gatebot_web.inspector.graph import run_links
-from gatebot_web.inspector.html import esc, url
+from gatebot_web.inspector.html import esc, url, when
 from gatebot_web.inspector.timeline import timeline
 
 FILTER_KEYS = ("channel", "status", "outcome", "since", "until", "q")
@@ -46,7 +46,7 @@ def conversation_list(
         f'{url("/inspector/conversations", r.id)}">{esc(r.id[:12])}</a></td>'
         f"<td>{esc(r.channel)}</td><td>{esc(r.status)}{' (paused)' if r.paused else ''}</td>"
         f"<td>{r.turn_count}</td><td>{'yes' if r.escalated else ''}</td>"
-        f"<td>{esc((r.first_message or '')[:80])}</td><td>{esc(r.updated_at)}</td></tr>"
+        f"<td>{esc((r.first_message or '')[:80])}</td><td>{when(r.updated_at)}</td></tr>"
         for r in rows
     )
     head = (
@@ -86,12 +86,13 @@ def escalation_rows(rows: list[Escalation], controls: bool = True) -> str:
         f"{esc(e.conversation_id[:12])}</a></td><td>{esc(e.kind)}</td><td>{esc(e.reason)}</td>"
         f"<td>{esc(e.helpdesk)}</td><td class='status'>{esc(e.status)}</td>"
         f"<td>{esc(e.staff)}</td><td>{esc(e.outcome)}</td><td>{esc(e.delivery)}</td>"
+        f"<td>{when(e.created_at)}</td>"
         f"<td>{escalation_controls(e) if controls else ''}</td></tr>"
         for e in rows
     )
     head = (
         "<tr><th>#</th><th>conversation</th><th>kind</th><th>reason</th><th>desk</th>"
-        "<th>status</th><th>staff</th><th>outcome</th><th>delivery</th><th></th></tr>"
+        "<th>status</th><th>staff</th><th>outcome</th><th>delivery</th><th>opened</th><th></th></tr>"
     )
     return f'<table class="list escalations">{head}{body}</table>'
 
@@ -103,7 +104,7 @@ def conversation_page(d: Dossier) -> str:
     escalations = f"<h2>Escalations</h2>{escalation_rows(d.escalations)}" if d.escalations else ""
     return f"""<h1>Conversation {esc(conv.id)}</h1>
 <p>{esc(conv.channel)} · <b>{esc(conv.status)}</b>{" · paused for staff" if conv.paused else ""}
-· {conv.turn_count} turn(s) · language {esc(conv.language)} · started {esc(conv.created_at)}
+· {conv.turn_count} turn(s) · language {esc(conv.language)} · started {when(conv.created_at)}
 · <a class="button" href="{export}" download="conversation-{esc(conv.id)}.json">Export JSON</a></p>
 {runs}{escalations}<h2>Timeline</h2><div class="timeline">{timeline(d.messages, d.turns)}</div>"""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.store import Message, Turn
-from gatebot_web.inspector.html import bar, esc, json_block, number, url
+from gatebot_web.inspector.html import bar, esc, json_block, number, url, when
 
 
 def _dict(record: Any, key: str) -> dict[str, Any]:
@@ -217,6 +217,6 @@ def timeline(messages: list[Message], turns: list[Turn]) -> str:
         who = esc(m.author) if m.role == "staff" else esc(m.role)
         out.append(
             f'<div class="msg {esc(m.role)}" data-role="{esc(m.role)}"><span class="who">{who}'
-            f"</span> {esc(m.text)} <span class='why'>{esc(m.created_at)}</span></div>"
+            f"</span> {esc(m.text)} <span class='why'>{when(m.created_at)}</span></div>"
         )
     return "".join(out)
