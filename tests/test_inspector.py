@@ -341,6 +341,9 @@ async def test_rewind_and_fork_a_flow_run_from_the_page(
         f"{base}/fork", json={"at_checkpoint": lookup.idx, "output": [1]}, headers=headers
     )
     assert bad.status == 400
+    listing = await (await client.get("/inspector/runs")).text()
+    assert listing.index(new["id"]) < listing.index(run.id)  # newest first
+    assert (await client.get("/inspector/runs/nosuchrun")).status == 404
 
 
 def test_the_list_query_on_each_database(database_url: str) -> None:

@@ -16,6 +16,7 @@ from sqlmodel import col, select
 from bot.store.models import (
     Conversation,
     Escalation,
+    FlowCheckpoint,
     FlowRun,
     KnowledgePassage,
     Message,
@@ -198,3 +199,15 @@ def passages(store: Store, key: str) -> list[KnowledgePassage]:
     with store.session() as s:
         stmt = select(KnowledgePassage).where(KnowledgePassage.key == key)
         return list(s.exec(stmt.order_by(col(KnowledgePassage.pack))))
+
+
+def recent_runs(store: Store, limit: int = 500) -> list[FlowRun]:
+    """The latest flow runs, newest first."""
+    with store.session() as s:
+        stmt = select(FlowRun).order_by(col(FlowRun.created_at).desc(), col(FlowRun.id))
+        return list(s.exec(stmt.limit(limit)))
+
+
+def run_with_checkpoints(store: Store, run_id: str) -> tuple[FlowRun | None, list[FlowCheckpoint]]:
+    run = store.get_flow_run(run_id)
+    return run, store.checkpoints(run_id) if run is not None else []

@@ -25,6 +25,8 @@ from bot.store.inspect import (
     escalation_queue,
     find_conversations,
     passages,
+    recent_runs,
+    run_with_checkpoints,
 )
 from gatebot_web import inputs
 from gatebot_web.errors import ApiError
@@ -137,15 +139,14 @@ class Pages:
         return self._page("Escalations", body, session)
 
     async def runs(self, request: web.Request, session: Session) -> web.Response:
-        found = self.host.flow_runs()
-        found.reverse()
-        return self._page("Flow runs", "<h1>Flow runs</h1>" + runs_table(found[:500]), session)
+        found = await self.host.read_store(recent_runs)
+        return self._page("Flow runs", "<h1>Flow runs</h1>" + runs_table(found), session)
 
     async def run(self, request: web.Request, session: Session) -> web.Response:
-        run = self.host.flow_run(inputs.path_id(request))
+        run, cps = await self.host.read_store(run_with_checkpoints, inputs.path_id(request))
         if run is None:
             raise ApiError(404, "not_found", "no such flow run")
-        body = run_page_body(run, self.host.pack.flows.get(run.flow), self.host.checkpoints(run.id))
+        body = run_page_body(run, self.host.pack.flows.get(run.flow), cps)
         return self._page(f"Flow run {run.id}", body, session)
 
 
