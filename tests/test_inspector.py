@@ -282,11 +282,11 @@ async def test_staff_take_over_and_answer_from_the_page(
     )
 
 
-async def test_migration_fills_the_filter_columns_of_earlier_turns(settings: Settings) -> None:
+def test_migration_fills_the_filter_columns_of_earlier_turns(database_url: str) -> None:
     from bot.store import Store
     from bot.store.migrations import MIGRATIONS, m009_inspector
 
-    store = Store(f"sqlite:///{settings.data_dir / 'old.db'}")
+    store = Store(database_url)
     store.migrate()
     conv = seed_conversation(store, 7)
     with store.engine.begin() as conn:
@@ -298,6 +298,7 @@ async def test_migration_fills_the_filter_columns_of_earlier_turns(settings: Set
         conn.execute(sa.text("ALTER TABLE turns DROP COLUMN refused"))
         m009_inspector(conn)
     flags = {t.seq: (t.unsure, t.refused) for t in store.turns(conv.id)}
+    store.close()
     assert flags[5] == (True, False) and flags[7] == (False, True) and flags[1] == (False, False)
     assert "m009_inspector" in [name for name, _ in MIGRATIONS]
 
@@ -370,3 +371,20 @@ def test_the_list_query_on_each_database(database_url: str) -> None:
         assert total == 2 and len(rows) == 1 and rows[0].first_message
     finally:
         store.close()
+
+
+def test_sessions_expire_and_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gatebot_web.inspector import sessions
+
+    clock = [1000.0]
+    monkeypatch.setattr(sessions.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(sessions, "MAX_SESSIONS", 3)
+    live = sessions.Sessions(lifetime_s=60)
+    first = live.open("a")
+    assert live.find(first.id) is first and live.find("guess") is None and live.find(None) is None
+    clock[0] += 61
+    assert live.find(first.id) is None  # expired
+    made = [live.open(str(n)) for n in range(4)]
+    assert len(live) == 3 and live.find(made[0].id) is None and live.find(made[3].id)
+    live.close(made[3].id)
+    assert live.find(made[3].id) is None
