@@ -9,6 +9,7 @@ import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 import sqlalchemy as sa
@@ -60,7 +61,8 @@ async def test_without_a_session_pages_redirect_and_json_is_401(
     client, _ = inspector
     for path in ("/inspector", "/inspector/escalations", "/inspector/runs/x"):
         resp = await client.get(path, allow_redirects=False)
-        assert resp.status == 303 and resp.headers["Location"] == "/inspector/login"
+        assert resp.status == 303
+        assert resp.headers["Location"] == "/inspector/login?" + urlencode({"next": path})
     resp = await client.get("/inspector/api/conversations")
     assert resp.status == 401
     resp = await client.post("/inspector/api/runs/x/fork", json={"at_checkpoint": 0})
@@ -97,6 +99,23 @@ async def test_login_sets_a_strict_httponly_cookie_and_never_puts_the_token_in_a
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
     behind_tls = await log_in(client, **{"X-Forwarded-Proto": "https"})
     assert "Secure" in behind_tls.headers["Set-Cookie"]
+
+
+async def test_login_returns_to_the_page_asked_for_and_only_to_the_inspector(
+    inspector: tuple[TestClient, App],
+) -> None:
+    client, _ = inspector
+    page = await (await client.get("/inspector/login?next=/inspector/runs")).text()
+    assert 'name="next" value="/inspector/runs"' in page
+    for asked, lands in [
+        ("/inspector/escalations?all=1", "/inspector/escalations?all=1"),
+        ("https://evil.example/", "/inspector"),
+        ("//evil.example/inspector", "/inspector"),
+        ("/inspector/x\r\nSet-Cookie: a=b", "/inspector"),
+    ]:
+        form = {"token": ADMIN, "staff": "Dana", "next": asked}
+        resp = await client.post("/inspector/login", data=form, allow_redirects=False)
+        assert resp.headers["Location"] == lands, asked
 
 
 async def test_posts_need_the_csrf_token_and_logout_ends_the_session(

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -38,6 +40,13 @@ def _html(text: str, status: int = 200) -> web.Response:
     return resp
 
 
+def safe_next(path: str | None) -> str:
+    """Where to go after logging in: an inspector page of this site, never another site."""
+    if path and re.fullmatch(r"/inspector(/[^\\\s]*)?(\?\S*)?", path) and "//" not in path:
+        return path
+    return "/inspector"
+
+
 def _see_other(location: str) -> web.Response:
     return web.Response(status=303, headers={"Location": location, "Cache-Control": "no-store"})
 
@@ -48,8 +57,8 @@ class Auth:
 
     async def login_page(self, request: web.Request) -> web.Response:
         if self.sessions.find(request.cookies.get(COOKIE)):
-            return _see_other("/inspector")
-        return _html(html.login_form())
+            return _see_other(safe_next(request.query.get("next")))
+        return _html(html.login_form(None, safe_next(request.query.get("next"))))
 
     async def login(self, request: web.Request) -> web.StreamResponse:
         self.guard.limit(self.guard.staff_failures, self.guard.client_ip(request), "log-ins")
@@ -60,12 +69,15 @@ class Auth:
             return _html(html.login_form("That form is too large."), 413)
         form = await request.post()
         token, staff = str(form.get("token", "")), str(form.get("staff", "")).strip()[:80]
+        after = safe_next(str(form.get("next", "")))
         if not hmac.compare_digest(token.encode(), expected.encode()):
-            return _html(html.login_form("Wrong token."), 401)
+            return _html(html.login_form("Wrong token.", after), 401)
         if not staff:
-            return _html(html.login_form("Say who you are: your name is what staff see."), 400)
+            return _html(
+                html.login_form("Say who you are: your name is what staff see.", after), 400
+            )
         session = self.sessions.open(staff)
-        resp = _see_other("/inspector")
+        resp = _see_other(after)
         secure = is_https(request, self.guard.settings.trusted_proxies)
         set_cookie(resp, session, secure, self.sessions.lifetime_s)
         return resp
@@ -91,7 +103,7 @@ class Auth:
             session = self.sessions.find(request.cookies.get(COOKIE))
             if session is None:
                 if page:
-                    return _see_other("/inspector/login")
+                    return _see_other("/inspector/login?" + urlencode({"next": request.path_qs}))
                 raise ApiError(401, "unauthorized", "log in at /inspector/login first")
             key = hashlib.sha256(session.id.encode()).hexdigest()
             self.guard.limit(self.guard.staff, "inspector:" + key, "staff requests")

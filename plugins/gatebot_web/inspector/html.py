@@ -85,12 +85,13 @@ def page(title: str, body: str, csrf: str = "", staff: str = "") -> str:
 </body></html>"""
 
 
-def login_form(error: str | None = None) -> str:
+def login_form(error: str | None = None, after: str = "/inspector") -> str:
     shown = f'<p class="error" role="alert">{esc(error)}</p>' if error else ""
     return page(
         "Log in",
         f"""<h1>Staff log in</h1>{shown}
 <form method="post" action="/inspector/login" class="login">
+<input type="hidden" name="next" value="{esc(after)}">
 <label>Your name <input name="staff" required maxlength="80" autocomplete="username"></label>
 <label>Admin token <input name="token" type="password" required autocomplete="current-password">
 </label>
