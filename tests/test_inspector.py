@@ -381,6 +381,8 @@ def test_the_list_query_on_each_database(database_url: str) -> None:
         def ids(**kw: Any) -> list[str]:
             return [r.id for r in find_conversations(store, ConversationFilter(**kw))[0]]
 
+        store.update_conversation(other.id, state={"values": {}, "outcome": "demo"})
+        assert ids(outcome="demo") == [other.id] and ids(outcome="trial") == []
         assert ids(unsure=True, refused=True) == [long.id]
         assert ids(channel="slack") == [other.id]
         assert ids(text="100%") == [long.id] and ids(text="0_") == []

@@ -26,6 +26,7 @@ from bot.store.models import (
 if TYPE_CHECKING:
     from bot.store import Store
 
+CONVERSATIONS = Conversation.__table__  # type: ignore[attr-defined]
 PER_PAGE = 50
 MAX_PER_PAGE = 200
 MAX_SEARCH = 200
@@ -41,7 +42,9 @@ class ConversationFilter:
     escalated: bool = False  # has an escalation, or a turn whose move escalated
     unsure: bool = False
     refused: bool = False
-    outcome: str | None = None  # an escalation's recorded outcome ("resolved", "refunded", ...)
+    #: An escalation's recorded outcome ("resolved", "refunded") or the conversation's own
+    #: (the pack's outcome it qualified for: "demo", "trial").
+    outcome: str | None = None
     status: str | None = None  # the conversation's status (open, handed_off, resolved, ...)
     since: date | None = None  # created on or after this day (UTC)
     until: date | None = None  # created on or before this day (UTC)
@@ -84,8 +87,10 @@ def _conditions(f: ConversationFilter) -> list[Any]:
     escalation = select(Escalation.id).where(col(Escalation.conversation_id) == conv_id)
     if f.escalated:  # queued for a person, or a turn that decided to escalate
         where.append(sa.or_(sa.exists(escalation), sa.exists(turn.where(col(Turn.escalate)))))
-    if f.outcome:
-        where.append(sa.exists(escalation.where(col(Escalation.outcome) == f.outcome)))
+    if f.outcome:  # what staff recorded on resolving, or the outcome the agent qualified for
+        qualified = CONVERSATIONS.c.state["outcome"].as_string() == f.outcome
+        staff_said = sa.exists(escalation.where(col(Escalation.outcome) == f.outcome))
+        where.append(sa.or_(staff_said, qualified))
     if f.text:
         like = "%" + _escape_like(f.text[:MAX_SEARCH].lower()) + "%"
         said = select(Message.id).where(
