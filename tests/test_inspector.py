@@ -361,6 +361,11 @@ async def test_rewind_and_fork_a_flow_run_from_the_page(
         f"{base}/fork", json={"at_checkpoint": lookup.idx, "output": [1]}, headers=headers
     )
     assert bad.status == 400
+    conv_id = chat.conv["id"]
+    exported = await (await client.get(f"/inspector/api/conversations/{conv_id}/export")).json()
+    by_id = {r["id"]: r for r in exported["flow_runs"]}
+    assert [c["step"] for c in by_id[run.id]["checkpoints"]] == [c.step_id for c in cps]
+    assert by_id[new["id"]]["checkpoints"][-1]["edited"] is True
     listing = await (await client.get("/inspector/runs")).text()
     assert listing.index(new["id"]) < listing.index(run.id)  # newest first
     assert (await client.get("/inspector/runs/nosuchrun")).status == 404

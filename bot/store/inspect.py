@@ -168,6 +168,7 @@ class Dossier:
     turns: list[Turn]
     escalations: list[Escalation]
     runs: list[FlowRun]
+    checkpoints: dict[str, list[FlowCheckpoint]]  # by run id
 
 
 def dossier(store: Store, conversation_id: str) -> Dossier | None:
@@ -180,12 +181,14 @@ def dossier(store: Store, conversation_id: str) -> Dossier | None:
             .where(Escalation.conversation_id == conversation_id)
             .order_by(col(Escalation.id))
         ).all()
+    runs = store.flow_runs(conversation_id)
     return Dossier(
         conv,
         store.messages(conversation_id),
         store.turns(conversation_id),
         list(escalations),
-        store.flow_runs(conversation_id),
+        runs,
+        {run.id: store.checkpoints(run.id) for run in runs},
     )
 
 

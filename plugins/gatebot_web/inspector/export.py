@@ -27,7 +27,7 @@ def row_json(r: ConversationRow) -> dict[str, Any]:
 
 def dossier_json(d: Dossier) -> dict[str, Any]:
     """The conversation's row (never its token hash), messages, turns with their records,
-    escalations and flow runs."""
+    escalations, and flow runs with their checkpoints."""
     c = d.conversation
     return {
         "format": FORMAT,
@@ -72,5 +72,11 @@ def dossier_json(d: Dossier) -> dict[str, Any]:
             }
             for e in d.escalations
         ],
-        "flow_runs": [service.run_json(r) for r in d.runs],
+        "flow_runs": [
+            {
+                **service.run_json(r),
+                "checkpoints": [service.checkpoint_json(c) for c in d.checkpoints.get(r.id, [])],
+            }
+            for r in d.runs
+        ],
     }
