@@ -414,3 +414,36 @@ def test_sessions_expire_and_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     assert len(live) == 3 and live.find(made[0].id) is None and live.find(made[3].id)
     live.close(made[3].id)
     assert live.find(made[3].id) is None
+
+
+async def test_hostile_requests_get_no_5xx(inspector: tuple[TestClient, App]) -> None:
+    client, _ = inspector
+    raw = [b"\xff\xfe", b"token=%ZZ&staff=%00", b"{" * 50, b"a=" + b"x" * 70_000]
+    for body in raw:
+        for kind in ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain"):
+            resp = await client.post("/inspector/login", data=body, headers={"Content-Type": kind})
+            assert resp.status < 500, (body[:20], kind, await resp.text())
+    await log_in(client)
+    csrf = {"X-CSRF-Token": await csrf_of(client)}
+    for path in (
+        "/inspector/conversations/a%00b",
+        "/inspector/passages/%00%ff",
+        "/inspector/runs/" + "x" * 300,
+        "/inspector?page=0",
+        "/inspector?page=99999999",
+        "/inspector?since=2026-13-40",
+        "/inspector?q=" + "%" * 500,
+        "/inspector/static/../server.py",
+        "/inspector/static/widget.js",
+    ):
+        resp = await client.get(path)
+        assert resp.status < 500, (path, await resp.text())
+    for path in (
+        "/inspector/api/escalations/99999/reply",
+        "/inspector/api/escalations/1/explode",
+        "/inspector/api/runs/x/fork",
+        "/inspector/api/runs/x/rewind",
+    ):
+        for body in (b"[]", b"\xff", b'{"at_checkpoint": true, "text": 5}', b"null"):
+            resp = await client.post(path, data=body, headers=csrf)
+            assert 400 <= resp.status < 500, (path, body, await resp.text())

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -47,6 +48,14 @@ def safe_next(path: str | None) -> str:
     return "/inspector"
 
 
+async def _form(request: web.Request) -> Mapping[str, Any] | None:
+    """The posted form, or None when it is not one that can be read (bad bytes, bad encoding)."""
+    try:
+        return await request.post()
+    except ValueError:  # UnicodeDecodeError too
+        return None
+
+
 def _see_other(location: str) -> web.Response:
     return web.Response(status=303, headers={"Location": location, "Cache-Control": "no-store"})
 
@@ -67,7 +76,9 @@ class Auth:
             return _html(html.login_form("The inspector is off: set GATEBOT_ADMIN_TOKEN."), 403)
         if (request.content_length or 0) > MAX_FORM:
             return _html(html.login_form("That form is too large."), 413)
-        form = await request.post()
+        form = await _form(request)
+        if form is None:
+            return _html(html.login_form("That form could not be read."), 400)
         token, staff = str(form.get("token", "")), str(form.get("staff", "")).strip()[:80]
         after = safe_next(str(form.get("next", "")))
         if not hmac.compare_digest(token.encode(), expected.encode()):
@@ -85,7 +96,7 @@ class Auth:
     async def logout(self, request: web.Request) -> web.StreamResponse:
         session = self.sessions.find(request.cookies.get(COOKIE))
         if session is not None:
-            form = await request.post()
+            form = await _form(request) or {}
             if not csrf_ok(session, str(form.get("csrf", ""))):
                 raise ApiError(403, "forbidden", "missing or wrong CSRF token")
             self.sessions.close(session.id)
