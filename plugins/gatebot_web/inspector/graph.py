@@ -115,6 +115,11 @@ def run_page_body(run: FlowRun, flow: Flow | None, checkpoints: list[FlowCheckpo
     )
     dry = "" if run.allow_side_effects else ' <span class="badge unsure">side effects dry</span>'
     graph = svg(flow, checkpoints) if flow else "<p class='error'>the pack has no such flow</p>"
+    if flow and flow.version != run.flow_version:
+        graph = (
+            f"<p class='error'>the graph is the pack's v{esc(flow.version)} of the flow; this run "
+            f"ran v{esc(run.flow_version)}</p>{graph}"
+        )
     panels = "".join(checkpoint_panel(run, cp) for cp in checkpoints)
     return (
         f"<h1>Flow run {esc(run.id)}</h1><p>{esc(run.flow)} v{esc(run.flow_version)} · "
