@@ -447,3 +447,17 @@ async def test_hostile_requests_get_no_5xx(inspector: tuple[TestClient, App]) ->
         for body in (b"[]", b"\xff", b'{"at_checkpoint": true, "text": 5}', b"null"):
             resp = await client.post(path, data=body, headers=csrf)
             assert 400 <= resp.status < 500, (path, body, await resp.text())
+
+
+def test_the_graph_draws_the_flow_file_and_says_when_the_run_ran_another_version(
+    pack: Any,
+) -> None:
+    from gatebot_web.inspector.graph import run_page_body
+
+    from bot.store import FlowRun
+
+    flow = pack.flows["refund"]
+    run = FlowRun(id="r1", flow="refund", flow_version="0", schedule=[])
+    body = run_page_body(run, flow, [])
+    assert body.count('class="node"') == len(flow.steps) and "taken" not in body
+    assert f"the pack's v{flow.version}" in body and "this run ran v0" in body
