@@ -303,7 +303,7 @@ async def test_staff_take_over_and_answer_from_the_page(
 
 def test_migration_fills_the_filter_columns_of_earlier_turns(database_url: str) -> None:
     from bot.store import Store
-    from bot.store.migrations import MIGRATIONS, m009_inspector
+    from bot.store.migrations import MIGRATIONS, m011_inspector
 
     store = Store(database_url)
     store.migrate()
@@ -315,11 +315,11 @@ def test_migration_fills_the_filter_columns_of_earlier_turns(database_url: str) 
         conn.execute(sa.text("DROP INDEX ix_conversations_updated_at"))
         conn.execute(sa.text("ALTER TABLE turns DROP COLUMN unsure"))
         conn.execute(sa.text("ALTER TABLE turns DROP COLUMN refused"))
-        m009_inspector(conn)
+        m011_inspector(conn)
     flags = {t.seq: (t.unsure, t.refused) for t in store.turns(conv.id)}
     store.close()
     assert flags[5] == (True, False) and flags[7] == (False, True) and flags[1] == (False, False)
-    assert "m009_inspector" in [name for name, _ in MIGRATIONS]
+    assert "m011_inspector" in [name for name, _ in MIGRATIONS]
 
 
 async def test_rewind_and_fork_a_flow_run_from_the_page(

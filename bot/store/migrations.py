@@ -264,7 +264,7 @@ def m008_verified_identity(conn: Connection) -> None:
 
 
 @migration
-def m009_inspector(conn: Connection) -> None:
+def m011_inspector(conn: Connection) -> None:
     """The inspector's filters: turns learn whether a read was unsure and whether the reply gate
     refused (filled from the stored records), and the list's sort and date columns are indexed."""
     for column in ("unsure", "refused"):
@@ -299,7 +299,7 @@ def m009_inspector(conn: Connection) -> None:
 
 
 def _frozen_turn_flags(record: dict[str, Any]) -> dict[str, bool]:
-    """m009's copy of ``models.turn_flags`` as it stood, so editing that never changes m009."""
+    """m011's copy of ``models.turn_flags`` as it stood, so editing that never changes m011."""
     reads = record.get("reads") or []
     gate = (record.get("reply") or {}).get("gate") or {}
     return {
