@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/repeat.py
 	$(BIN)/python bench/scope.py
 	$(BIN)/python bench/answerability.py
+	$(BIN)/python bench/inspector.py
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache

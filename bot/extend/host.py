@@ -10,7 +10,7 @@ adapter factory. This module imports nothing that builds the app, so adapters ne
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from bot.admission import TurnAdmission
 from bot.config import Settings
@@ -22,6 +22,7 @@ from bot.packs.model import Pack
 from bot.store import Conversation, Escalation, FlowCheckpoint, FlowRun, Message, Store, Turn
 from bot.store.runner import StoreRunner
 
+T = TypeVar("T")
 #: An aiohttp handler (``async (request) -> response``), kept loose so ``bot`` needs no aiohttp.
 Handler = Callable[[Any], Awaitable[Any]]
 #: What ``register_routes`` collects: (method, path, handler).
@@ -139,6 +140,11 @@ class ChannelHost:
 
         return await self._db.call(both)
 
+    async def read_store(self, query: Callable[..., T], *args: Any) -> T:
+        """``query(store, *args)``, one of :mod:`bot.store.inspect`'s reads (the staff
+        inspector's), off the event loop within the database deadline."""
+        return await self._db.call(query, self._store, *args)
+
     async def check_database(self) -> None:
         """Raise when the database cannot be reached in time (the health check)."""
         await self._db.call(self._store.ping)
@@ -202,6 +208,11 @@ class ChannelHost:
 
     def checkpoints(self, run_id: str) -> list[FlowCheckpoint]:
         return self._store.checkpoints(run_id)
+
+    def rewind_flow_run(self, rewind: Callable[..., Any], run_id: str, at_checkpoint: int) -> Any:
+        """``rewind(store, run_id, None, at_checkpoint)`` (``bot.flows.service.rewind``): what
+        a completed step saw and produced. Changes nothing."""
+        return rewind(self._store, run_id, None, at_checkpoint)
 
     def fork_flow_run(self, fork: Callable[..., Any], run_id: str, **kw: Any) -> Any:
         """Run ``fork(store, pack, run_id, **kw)`` (``bot.flows.service.fork``): the one write

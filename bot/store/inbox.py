@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from bot.errors import StoreError
-from bot.store.models import Conversation, Message, Turn, now
+from bot.store.models import Conversation, Message, Turn, now, turn_flags
 
 CONVERSATIONS = Conversation.__table__  # type: ignore[attr-defined]
 MESSAGES = Message.__table__  # type: ignore[attr-defined]
@@ -160,6 +160,7 @@ def _turn_row(
         "scope": record["scope"]["verdict"] or "",
         "intent": reads.get("intent", {}).get("answer"),
         "escalate": bool(record["move"]["escalate"]),
+        **turn_flags(record),
         "total_ms": float(record["timings"].get("total_ms", 0.0)),
         "record": dict(record),
         "replies": replies,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -260,6 +261,51 @@ def m007_erasures(conn: Connection) -> None:
 def m008_verified_identity(conn: Connection) -> None:
     """The verified user id of a conversation (a signed web identity, a Slack or Discord user)."""
     conn.execute(sa.text("ALTER TABLE conversations ADD COLUMN verified_user_id VARCHAR(255)"))
+
+
+@migration
+def m011_inspector(conn: Connection) -> None:
+    """The inspector's filters: turns learn whether a read was unsure and whether the reply gate
+    refused (filled from the stored records), and the list's sort and date columns are indexed."""
+    for column in ("unsure", "refused"):
+        conn.execute(
+            sa.text(f"ALTER TABLE turns ADD COLUMN {column} BOOLEAN NOT NULL DEFAULT false")
+        )
+        conn.execute(sa.text(f"CREATE INDEX ix_turns_{column} ON turns ({column})"))
+    for column in ("created_at", "updated_at"):
+        conn.execute(sa.text(f"CREATE INDEX ix_conversations_{column} ON conversations ({column})"))
+    turns = sa.table(
+        "turns",
+        sa.column("id"),
+        sa.column("record", sa.JSON),
+        sa.column("unsure"),
+        sa.column("refused"),
+    )
+    last = 0
+    while True:  # in batches by id, so a large table is never read whole
+        rows = conn.execute(
+            sa.select(turns.c.id, turns.c.record)
+            .where(turns.c.id > last)
+            .order_by(turns.c.id)
+            .limit(1000)
+        ).all()
+        if not rows:
+            return
+        for row_id, record in rows:
+            flags = _frozen_turn_flags(record if isinstance(record, dict) else {})
+            if any(flags.values()):
+                conn.execute(sa.update(turns).where(turns.c.id == row_id).values(**flags))
+        last = rows[-1][0]
+
+
+def _frozen_turn_flags(record: dict[str, Any]) -> dict[str, bool]:
+    """m011's copy of ``models.turn_flags`` as it stood, so editing that never changes m011."""
+    reads = record.get("reads") or []
+    gate = (record.get("reply") or {}).get("gate") or {}
+    return {
+        "unsure": any(isinstance(r, dict) and r.get("outcome") == "unsure" for r in reads),
+        "refused": gate.get("passed") is False,
+    }
 
 
 _applied = sa.Table(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,8 +31,8 @@ class Conversation(SQLModel, table=True):
     verified_user_id: str | None = Field(default=None, max_length=255)
     turn_count: int = 0
     state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    created_at: datetime = Field(default_factory=now)
-    updated_at: datetime = Field(default_factory=now)
+    created_at: datetime = Field(default_factory=now, index=True)
+    updated_at: datetime = Field(default_factory=now, index=True)
 
 
 class Message(SQLModel, table=True):
@@ -54,6 +55,17 @@ class Message(SQLModel, table=True):
     created_at: datetime = Field(default_factory=now)
 
 
+def turn_flags(record: Mapping[str, Any]) -> dict[str, bool]:
+    """The turn's filter columns from its record; a record missing keys (an older version's)
+    counts as neither."""
+    reads = record.get("reads") or []
+    gate = (record.get("reply") or {}).get("gate") or {}
+    return {
+        "unsure": any(isinstance(r, dict) and r.get("outcome") == "unsure" for r in reads),
+        "refused": gate.get("passed") is False,
+    }
+
+
 class Turn(SQLModel, table=True):
     """One turn record: the full JSON plus the columns people filter on."""
 
@@ -67,6 +79,9 @@ class Turn(SQLModel, table=True):
     scope: str = Field(index=True, max_length=16)
     intent: str | None = Field(default=None, index=True, max_length=64)
     escalate: bool = Field(default=False, index=True)
+    #: A read came out unsure / the reply gate refused a draft: filters of the inspector's list.
+    unsure: bool = Field(default=False, index=True)
+    refused: bool = Field(default=False, index=True)
     total_ms: float = 0.0
     record: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     replies: list[dict[str, Any]] = Field(sa_column=Column(JSON, nullable=False))

@@ -23,6 +23,7 @@ from bot.store import Conversation
 from gatebot_web import inputs, openapi
 from gatebot_web.errors import ApiError, error_response
 from gatebot_web.guard import Guard, cors_and_security_headers, guard_middleware
+from gatebot_web.inspector import add_inspector_routes
 from gatebot_web.ratelimit import RateLimiter
 from gatebot_web.shedding import unavailable_as_503
 from gatebot_web.staff import add_staff_routes, admin_token
@@ -290,6 +291,7 @@ def build_web_app(host: ChannelHost | HasHost) -> web.Application:
     app.router.add_get("/api/conversations/{id}", get_conversation)
     app.router.add_get("/api/conversations/{id}/events", events)
     add_staff_routes(app, gb, _bearer, _json_body)
+    add_inspector_routes(app, gb, guard)
     app.router.add_get("/api/openapi.json", openapi.serve)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics)

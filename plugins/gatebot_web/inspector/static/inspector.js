@@ -1,0 +1,85 @@
+// The inspector's one script: escalation actions, rewind and fork buttons, and opening the
+// checkpoint a graph node links to. Every POST carries the session's CSRF token from the page.
+"use strict";
+(function () {
+  var meta = document.querySelector('meta[name="csrf"]');
+  var csrf = meta ? meta.getAttribute("content") : "";
+
+  function post(path, body) {
+    return fetch(path, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body),
+    }).then(function (resp) {
+      return resp.json().then(function (data) {
+        if (!resp.ok) {
+          var err = data && data.error ? data.error.message : "HTTP " + resp.status;
+          throw new Error(err);
+        }
+        return data;
+      });
+    });
+  }
+
+  function escalationAction(button) {
+    var box = button.closest(".esc-actions");
+    var id = box.getAttribute("data-escalation");
+    var verb = button.getAttribute("data-verb");
+    var text = box.querySelector('textarea[name="text"]');
+    var outcome = box.querySelector('input[name="outcome"]');
+    var result = box.querySelector(".result");
+    var body = { text: verb === "reply" ? text.value : "", outcome: outcome.value };
+    result.textContent = "…";
+    post("/inspector/api/escalations/" + encodeURIComponent(id) + "/" + verb, body)
+      .then(function (data) {
+        var esc = data.escalation;
+        result.textContent = verb === "reply" ? "sent (" + esc.status + ")" : esc.status;
+        var row = box.closest("tr");
+        var cell = row && row.querySelector("td.status");
+        if (cell) cell.textContent = esc.status;
+        if (verb === "reply") text.value = "";
+      })
+      .catch(function (err) { result.textContent = "refused: " + err.message; });
+  }
+
+  function runAction(button) {
+    var box = button.closest(".actions");
+    var run = box.getAttribute("data-run");
+    var index = parseInt(box.getAttribute("data-index"), 10);
+    var result = box.querySelector(".result");
+    result.hidden = false;
+    var base = "/inspector/api/runs/" + encodeURIComponent(run) + "/";
+    if (button.getAttribute("data-action") === "rewind") {
+      post(base + "rewind", { at_checkpoint: index })
+        .then(function (cp) { result.textContent = JSON.stringify(cp, null, 2); })
+        .catch(function (err) { result.textContent = "refused: " + err.message; });
+      return;
+    }
+    var output;
+    try {
+      output = JSON.parse(box.querySelector('textarea[name="output"]').value);
+    } catch (err) {
+      result.textContent = "the output is not JSON: " + err.message;
+      return;
+    }
+    var allow = box.querySelector('input[name="allow_side_effects"]').checked;
+    post(base + "fork", { at_checkpoint: index, output: output, allow_side_effects: allow })
+      .then(function (data) { window.location.assign("/inspector/runs/" + data.run.id); })
+      .catch(function (err) { result.textContent = "refused: " + err.message; });
+  }
+
+  function openCheckpoint() {
+    var target = window.location.hash && document.getElementById(window.location.hash.slice(1));
+    if (target && target.tagName === "DETAILS") target.open = true;
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button");
+    if (!button) return;
+    if (button.hasAttribute("data-verb")) escalationAction(button);
+    else if (button.hasAttribute("data-action")) runAction(button);
+  });
+  window.addEventListener("hashchange", openCheckpoint);
+  document.addEventListener("DOMContentLoaded", openCheckpoint);
+})();
