@@ -262,6 +262,13 @@ def m008_verified_identity(conn: Connection) -> None:
     conn.execute(sa.text("ALTER TABLE conversations ADD COLUMN verified_user_id VARCHAR(255)"))
 
 
+@migration
+def m009_staff_author_name(conn: Connection) -> None:
+    """A staff message's author as people read it (a Slack or Discord display name), beside the
+    platform id in ``author``: a reloaded widget shows who wrote."""
+    conn.execute(sa.text("ALTER TABLE messages ADD COLUMN author_name VARCHAR(255)"))
+
+
 _applied = sa.Table(
     "schema_migrations",
     sa.MetaData(),

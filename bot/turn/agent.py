@@ -29,7 +29,7 @@ from bot.preflight.language import reply_language
 from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
 from bot.text import is_question
-from bot.turn import answerable, followup_query, followups, gates, valuereader
+from bot.turn import answerable, followup_query, followups, gates, valuereader, waiting
 from bot.turn.act import Acted, Actor
 from bot.turn.decide import (
     HANDOFF_ACCEPTED,
@@ -185,6 +185,8 @@ class Agent:
         turn = self._begin(received, external_id, clock)
         if turn.conversation.paused:
             return await self._paused_turn(turn)
+        if waiting.is_waiting(turn.conversation):
+            return await self._waiting_turn(turn)
         clock.lap("inbox")
         scope = await self._scope(turn)
         pre = await self._preflight(turn, scope)
@@ -363,6 +365,8 @@ class Agent:
     async def _finish(self, turn: Turn, acted: Acted, decision: Decision) -> TurnResult:
         """Store the turn, hand the record to the recorders, publish the replies, escalate."""
         conv, record, seq = turn.conversation, turn.record, turn.seq
+        if decision.move == "handoff" and turn.escalation is not None:
+            self._what_next(turn, acted)
         record["timings"] = turn.clock.total()
         conv.state, conv.turn_count = dict(turn.state), seq
         await self.db.call(
@@ -418,6 +422,42 @@ class Agent:
         await self._deliver_record(record)
         await self.relay(conv, turn.message)
         return TurnResult([], record)
+
+    async def _waiting_turn(self, turn: Turn) -> TurnResult:
+        """A hand-off nobody has taken yet (bot.turn.waiting): the message goes to the desk, the
+        reply is only the waiting line, and a team chosen from the escalation menu gets it."""
+        conv = turn.conversation
+        esc = await self.db.call(self.store.waiting_escalation, conv.id, ("open", "emailed"))
+        desk = self.pack.helpdesk_named(esc.helpdesk if esc else None)
+        decision, acted, chosen = waiting.waiting_move(
+            self.pack, turn.state, turn.text, desk, self._language(turn)
+        )
+        _record_move(turn.record, decision)
+        _record_acted(turn.record, acted)
+        if chosen is not None:
+            turn.escalation = Escalation(decision.why, "preflight", chosen.name)
+        turn.record["move"]["escalate"] = chosen is not None
+        result = await self._finish(turn, acted, decision)
+        if chosen is None:  # a moved escalation's new post already carries this message
+            await self.relay(conv, turn.message)
+        return result
+
+    def _what_next(self, turn: Turn, acted: Acted) -> None:
+        """A hand-off tells the customer plainly what happens next: the desk's hours after the
+        pack's words; the escalation menu's choices are kept for the click that picks one."""
+        esc, pack = turn.escalation, self.pack
+        assert esc is not None
+        desk = pack.helpdesk_named(esc.desk) or pack.helpdesk_for(esc.kind)
+        waiting.with_hours(acted.replies, pack, desk, self._language(turn))
+        waiting.remember_menu(turn.state, acted.replies)
+        said = [r["text"] for r in acted.replies if r["type"] == "text"]
+        turn.record["reply"]["text"] = "\n".join(said)
+
+    def _language(self, turn: Turn) -> str:
+        pack = self.pack
+        return reply_language(
+            turn.text, turn.conversation.language, pack.language, [*pack.templates]
+        )
 
     async def _read_heads(self, text: str, state: ConversationState) -> tuple[Read, Read]:
         options = state.pop("clarify_options", None)
