@@ -316,6 +316,17 @@ async def test_with_no_desk_the_agent_carries_on(app: App, monkeypatch: pytest.M
     assert "Docker" in back.replies[0]["text"]
 
 
+async def test_handed_off_with_no_escalation_waiting_the_agent_answers(desk_app: App) -> None:
+    """A conversation marked handed off whose escalation is gone (resolved elsewhere, or queued
+    by an older version without a desk) is not kept waiting."""
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    desk_app.store.update_conversation(conv.id, status="handed_off")
+    back = await say(desk_app, conv.id, "Does Pipelines support Docker builds?", "1")
+    assert "Docker" in back.replies[0]["text"]
+    stored = desk_app.store.get_conversation(conv.id)
+    assert stored is not None and stored.status == "open"
+
+
 async def test_a_staff_reply_carries_its_author_name_and_message_id(desk_app: App) -> None:
     conv, _ = desk_app.store.create_conversation("web", with_token=True)
     await say(desk_app, conv.id, "I want to talk to a person", "1")

@@ -186,7 +186,9 @@ class Agent:
         if turn.conversation.paused:
             return await self._paused_turn(turn)
         if waiting.is_waiting(turn.conversation):
-            return await self._waiting_turn(turn)
+            held = await self._waiting_turn(turn)
+            if held is not None:
+                return held
         clock.lap("inbox")
         scope = await self._scope(turn)
         pre = await self._preflight(turn, scope)
@@ -315,10 +317,7 @@ class Agent:
         # A follow-up ("how much is it?") is searched with the question before it.
         query, query_from = followup_query.retrieval_query(self.pack, turn.text, turn.state)
         # A Spanish question is answered in Spanish templates, whatever the conversation's was.
-        pack = self.pack
-        said_in = reply_language(
-            turn.text, turn.conversation.language, pack.language, [*pack.templates]
-        )
+        said_in = self._language(turn)
         acted = await self.actor.act(
             decision,
             query,
@@ -366,7 +365,7 @@ class Agent:
         """Store the turn, hand the record to the recorders, publish the replies, escalate."""
         conv, record, seq = turn.conversation, turn.record, turn.seq
         if decision.move == "handoff" and turn.escalation is not None:
-            self._what_next(turn, acted)
+            waiting.tell_what_next(self.pack, turn, acted, self._language(turn))
         record["timings"] = turn.clock.total()
         conv.state, conv.turn_count = dict(turn.state), seq
         await self.db.call(
@@ -423,12 +422,16 @@ class Agent:
         await self.relay(conv, turn.message)
         return TurnResult([], record)
 
-    async def _waiting_turn(self, turn: Turn) -> TurnResult:
+    async def _waiting_turn(self, turn: Turn) -> TurnResult | None:
         """A hand-off nobody has taken yet (bot.turn.waiting): the message goes to the desk, the
-        reply is only the waiting line, and a team chosen from the escalation menu gets it."""
+        reply is only the waiting line, and a team chosen from the escalation menu gets it.
+        None when no escalation waits after all (none was queued): the turn runs as usual."""
         conv = turn.conversation
         esc = await self.db.call(self.store.waiting_escalation, conv.id, ("open", "emailed"))
-        desk = self.pack.helpdesk_named(esc.helpdesk if esc else None)
+        if esc is None:
+            conv.status = "open"
+            return None
+        desk = self.pack.helpdesk_named(esc.helpdesk)
         decision, acted, chosen = waiting.waiting_move(
             self.pack, turn.state, turn.text, desk, self._language(turn)
         )
@@ -441,17 +444,6 @@ class Agent:
         if chosen is None:  # a moved escalation's new post already carries this message
             await self.relay(conv, turn.message)
         return result
-
-    def _what_next(self, turn: Turn, acted: Acted) -> None:
-        """A hand-off tells the customer plainly what happens next: the desk's hours after the
-        pack's words; the escalation menu's choices are kept for the click that picks one."""
-        esc, pack = turn.escalation, self.pack
-        assert esc is not None
-        desk = pack.helpdesk_named(esc.desk) or pack.helpdesk_for(esc.kind)
-        waiting.with_hours(acted.replies, pack, desk, self._language(turn))
-        waiting.remember_menu(turn.state, acted.replies)
-        said = [r["text"] for r in acted.replies if r["type"] == "text"]
-        turn.record["reply"]["text"] = "\n".join(said)
 
     def _language(self, turn: Turn) -> str:
         pack = self.pack

@@ -16,7 +16,7 @@ from bot.packs.model import HelpDesk, Pack
 from bot.store import Conversation
 from bot.turn.act import Acted, text_reply
 from bot.turn.decide import Decision
-from bot.turn.turn import ConversationState
+from bot.turn.turn import ConversationState, Turn
 
 RULE = "waiting: a person has been asked and nobody has taken over yet"
 #: Said while waiting; a pack without it says its hand-off line again.
@@ -55,6 +55,19 @@ def with_hours(replies: list[dict[str, Any]], pack: Pack, desk: HelpDesk | None,
     first = next((r for r in replies if r.get("type") == "text"), None)
     if hours and first is not None and not first["text"].endswith(hours):
         first["text"] = f"{first['text']} {hours}"
+
+
+def tell_what_next(pack: Pack, turn: Turn, acted: Acted, language: str) -> None:
+    """A hand-off tells the customer plainly what happens next: the desk's hours after the
+    pack's words; the escalation menu's choices are kept for the click that picks one."""
+    esc = turn.escalation
+    if esc is None:
+        return
+    desk = pack.helpdesk_named(esc.desk) or pack.helpdesk_for(esc.kind)
+    with_hours(acted.replies, pack, desk, language)
+    remember_menu(turn.state, acted.replies)
+    said = [r["text"] for r in acted.replies if r["type"] == "text"]
+    turn.record["reply"]["text"] = "\n".join(said)
 
 
 def waiting_move(
