@@ -179,7 +179,7 @@ class HelpDesks:
         desk message a duplicate that does nothing, across restarts too. ``via`` names the
         platform the action came from (an escalation whose desk is elsewhere is unknown there).
         ``trusted`` skips the membership check: staff proved by the admin token. ``staff_name``
-        is how the customer sees a reply's author (a display name); the id when not given.
+        is how the customer sees a reply's author (a display name); without it, "Team".
         """
         if verb not in VERBS:
             raise HelpDeskError(f"{verb!r} is not a staff action (one of {', '.join(VERBS)})")
@@ -230,7 +230,7 @@ class HelpDesks:
         conv = self.store.get_conversation(esc.conversation_id)
         if conv is None:
             raise HelpDeskError(f"conversation {esc.conversation_id} is gone")
-        name = (name or "").strip()[:255] or staff
+        name = (name or "").strip()[:255] or None  # unknown: the customer reads "Team"
         if relay is None:
             msg: Message | None = self.store.add_message(
                 conv.id, conv.channel, "staff", text, author=staff, author_name=name

@@ -115,7 +115,9 @@ def render_reply(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
         label = "Sources" if len(titles) > 1 else "Source"
         blocks.append(_context(f"{label}: " + " · ".join(escape(t) for t in titles)))
     if reply.get("role") == "staff":
-        blocks.append(_context("_A person from the team wrote this._"))
+        name = str(reply.get("author_name") or "").strip()
+        who = f"{escape(name)}, a person from the team," if name else "A person from the team"
+        blocks.append(_context(f"_{who} wrote this._"))
     return _fallback(text), blocks[:MAX_BLOCKS]
 
 

@@ -68,7 +68,8 @@ def _action_args(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         raise ApiError(400, "bad_request", "text and outcome must be strings")
     if name is not None and not isinstance(name, str):
         raise ApiError(400, "bad_request", "name must be a string: the staff member's name")
-    return staff.strip(), {"text": text, "outcome": outcome, "staff_name": name}
+    # Who acts here is a person's own word for themselves: their name unless another is given.
+    return staff.strip(), {"text": text, "outcome": outcome, "staff_name": name or staff.strip()}
 
 
 class StaffRoutes:
