@@ -25,7 +25,8 @@ slack = test_slack.slack
 bot = test_slack.bot
 
 _SOURCES = re.compile(r"^Sources?: (?P<titles>.+)$", re.S)
-_STAFF_NOTE = "_A person from the team wrote this._"
+#: "_A person from the team wrote this._", or "_Sam Lee, a person from the team, wrote this._"
+_STAFF_NOTE = re.compile(r"^_(?:.+, a person|A person) from the team(?:,)? wrote this\._$", re.S)
 _OUTCOME = re.compile(r"Write to us about your (?P<outcome>.+?)\.")
 
 
@@ -71,7 +72,7 @@ def from_block_kit(body: dict[str, Any]) -> dict[str, Any] | None:
         return card
     reply: dict[str, Any] = {"type": "text", "text": "\n".join(sections)}
     for note in notes:
-        if note == _STAFF_NOTE:
+        if _STAFF_NOTE.match(note):
             reply["role"] = "staff"
         elif sources := _SOURCES.match(note):
             titles = _unescape(sources["titles"]).split(" · ")

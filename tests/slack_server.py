@@ -30,6 +30,8 @@ class Call:
 class SlackServer:
     def __init__(self, members: dict[str, list[str]] | None = None) -> None:
         self.members = members or {}
+        #: Display names ``users.info`` answers with, by user id (others: user_not_found).
+        self.names: dict[str, str] = {}
         #: Methods to fail, with the error Slack would give: {"conversations.members": "..."}.
         self.failures: dict[str, str] = {}
         #: Refuse any message with blocks, as Slack does blocks it finds invalid.
@@ -106,6 +108,11 @@ class SlackServer:
         if method == "conversations.members":
             members = self.members.get(str(body.get("channel")), [])
             return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
+        if method == "users.info":
+            name = self.names.get(str(body.get("user")))
+            if name is None:
+                return {"ok": False, "error": "user_not_found"}
+            return {"ok": True, "user": {"id": body.get("user"), "profile": {"display_name": name}}}
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket"}
         return {"ok": False, "error": "unknown_method"}

@@ -198,8 +198,15 @@ def write_pack(tmp_path: Path, desk_id: int) -> Path:
 
 
 @pytest.fixture
-async def app(tmp_path: Path, world: World) -> AsyncIterator[App]:
-    settings = Settings(pack=write_pack(tmp_path, world.desk.id), data_dir=tmp_path, recorders=[])
+async def app(tmp_path: Path, world: World, request: pytest.FixtureRequest) -> AsyncIterator[App]:
+    # Pre-flight's mode: a test of the escalation menu asks for routing (indirect parameter).
+    preflight = getattr(request, "param", "off")
+    settings = Settings(
+        pack=write_pack(tmp_path, world.desk.id),
+        data_dir=tmp_path,
+        recorders=[],
+        preflight=preflight,
+    )
     gb = App(settings, extra_plugins=[gatebot_discord])
     await gb.start(channels=False)
     gb.channels.append(DiscordChannel(gb.host, client=world.client))
@@ -436,7 +443,9 @@ async def test_a_discord_customer_reaches_staff_and_back(
     staff_says = await say(world, "Hi Dana, Sam here.", desk_thread, world.sam)
     relayed = world.sent()
     assert [m.channel.id for m in relayed] == [customer_thread.id]
-    assert relayed[0].content == f"**{world.sam.name}** (staff): Hi Dana, Sam here."
+    # The author as the desk's members see them (their display name in the server).
+    name = discord.utils.escape_markdown(world.sam.display_name)
+    assert relayed[0].content == f"**{name}** (staff): Hi Dana, Sam here."
     await bounded(adapter_of(app).handlers.on_message(staff_says))  # redelivered: not again
     assert world.sent() == []
 
@@ -456,6 +465,47 @@ async def test_a_discord_customer_reaches_staff_and_back(
     await press(world, post, ids["Resolve"], world.sam)
     done = app.store.get_escalation(esc.id or 0)
     assert done is not None and (done.status, done.staff) == ("resolved", str(world.sam.id))
+
+
+@pytest.mark.parametrize("app", ["routing"], indirect=True)
+async def test_the_escalation_menu_is_buttons_and_a_press_moves_the_escalation(
+    app: App, world: World, interaction_responses: list[dict[str, Any]]
+) -> None:
+    asked = await say(
+        world, mention(world, "I need to talk to someone now"), world.general, world.dana
+    )
+    sent = world.sent()
+    customer_thread = world.guild.get_thread(asked.id)
+    assert customer_thread is not None
+    menus = [m for m in sent if m.channel.id == customer_thread.id and m.embeds]
+    assert menus, [(m.channel.id, m.content) for m in sent]
+    menu = menus[0]
+    assert menu.embeds[0].title == "A person will take over"
+    choices = buttons(world, menu)
+    assert choices == {"support": "gatebot:offer:support", "sales": "gatebot:offer:sales"}
+    first_post = desk_post(world, sent)
+    esc = app.store.escalations("open")[0]
+    assert esc.thread == str(first_post.id)
+    other = "support" if esc.helpdesk == "sales" else "sales"
+
+    # Dana presses the other team: said as her message, recorded in the turn, the escalation moves.
+    await press(world, menu, choices[other], world.dana)
+    moved = app.store.get_escalation(esc.id or 0)
+    assert moved is not None and moved.helpdesk == other and moved.status == "open"
+    after = world.sent()
+    old_thread = world.guild.get_thread(first_post.id)
+    assert old_thread is not None
+    assert (old_thread.id, f"The customer chose {other}.") in [
+        (m.channel.id, m.content) for m in after
+    ]
+    new_post = desk_post(world, after)
+    assert moved.thread == str(new_post.id) != esc.thread
+    said = [m.content or "" for m in after if m.channel.id == customer_thread.id]
+    assert said and said[-1].startswith("Our team has been told")
+    turn = app.store.turns(esc.conversation_id)[-1]
+    assert turn.record["message"]["text"] == other
+    assert turn.record["move"]["why"].startswith(f"chose the {other} help desk")
+    assert len(app.store.escalations()) == 1
 
 
 async def test_staff_in_the_thread_reach_a_widget_visitor(

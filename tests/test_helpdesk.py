@@ -259,3 +259,84 @@ async def test_the_staff_api_acts_on_escalations_with_the_admin_token(
         assert missing.status == 404
     stored = desk_app.store.messages(conv.id)
     assert (stored[-1].role, stored[-1].author, stored[-1].text) == ("staff", "Sam", "Hi")
+
+
+HOURS_EN = "They answer Monday to Friday, 9:00 to 18:00 CET."
+
+
+async def test_a_waiting_hand_off_says_what_is_next_and_relays_instead_of_answering(
+    desk_app: App,
+) -> None:
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    handed = await say(desk_app, conv.id, "I want to talk to a person", "1")
+    # What happens next, plainly, with the desk's hours from the pack.
+    assert handed.replies[0]["text"].endswith(HOURS_EN)
+    assert handed.record["reply"]["text"].endswith(HOURS_EN)
+
+    # Nobody has taken it: the agent does not answer the question as if nothing happened.
+    later = await say(desk_app, conv.id, "Does Pipelines support Docker builds?", "2")
+    assert [r["text"] for r in later.replies] == [
+        "Our team has been told and a person will answer you here. I've passed your message on "
+        f"to them. {HOURS_EN}"
+    ]
+    assert later.record["legal"]["rule"].startswith("waiting:")
+    assert later.record["move"]["name"] == "handoff" and later.record["move"]["escalate"] is False
+    assert desk_of(desk_app).thread_posts == [
+        ("C0SUPPORT/thread-1", "customer: Does Pipelines support Docker builds?")
+    ]
+    assert len(desk_app.store.escalations()) == 1  # asked once, however often they write
+    stored = [m.text for m in desk_app.store.messages(conv.id) if m.role == "customer"]
+    assert stored[-1] == "Does Pipelines support Docker builds?"
+
+    # In the customer's language, hours included.
+    fr, _ = desk_app.store.create_conversation("web", with_token=True, language="fr")
+    await say(desk_app, fr.id, "I want to talk to a person", "fr-1")
+    waiting = await say(desk_app, fr.id, "Vous êtes là ? Je voudrais une réponse", "fr-2")
+    assert waiting.replies[0]["text"].startswith("Notre équipe est prévenue"), waiting.record[
+        "move"
+    ]
+    assert "du lundi au vendredi" in waiting.replies[0]["text"]
+
+    # Taken over and handed back: the agent answers again.
+    esc_id = desk_app.store.escalations("open")[0].id or 0
+    await desk_app.host.act("take_over", esc_id, "U_STAFF")
+    await desk_app.host.act("hand_back", esc_id, "U_STAFF")
+    assert desk_app.store.escalations("open")[0].conversation_id == fr.id  # the other waits
+    back = await say(desk_app, conv.id, "Does Pipelines support Docker builds?", "3")
+    assert "Docker" in back.replies[0]["text"]
+
+
+async def test_with_no_desk_the_agent_carries_on(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app.pack, "helpdesks", [])
+    conv, _ = app.store.create_conversation("web", with_token=True)
+    await say(app, conv.id, "I want to talk to a person", "1")
+    stored = app.store.get_conversation(conv.id)
+    assert stored is not None and stored.status == "open"
+    back = await say(app, conv.id, "Does Pipelines support Docker builds?", "2")
+    assert "Docker" in back.replies[0]["text"]
+
+
+async def test_handed_off_with_no_escalation_waiting_the_agent_answers(desk_app: App) -> None:
+    """A conversation marked handed off whose escalation is gone (resolved elsewhere, or queued
+    by an older version without a desk) is not kept waiting."""
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    desk_app.store.update_conversation(conv.id, status="handed_off")
+    back = await say(desk_app, conv.id, "Does Pipelines support Docker builds?", "1")
+    assert "Docker" in back.replies[0]["text"]
+    stored = desk_app.store.get_conversation(conv.id)
+    assert stored is not None and stored.status == "open"
+
+
+async def test_a_staff_reply_carries_its_author_name_and_message_id(desk_app: App) -> None:
+    conv, _ = desk_app.store.create_conversation("web", with_token=True)
+    await say(desk_app, conv.id, "I want to talk to a person", "1")
+    esc_id = desk_app.store.escalations("open")[0].id or 0
+    events = desk_app.events.subscribe(conv.id)
+    acted = await desk_app.host.act(
+        "reply", esc_id, "U_STAFF", text="Hi", relay=("slack", "1.2"), staff_name="Sam Lee"
+    )
+    assert acted.message is not None and acted.message.author_name == "Sam Lee"
+    (reply,) = events.get_nowait()["replies"]
+    assert reply["author_name"] == "Sam Lee" and reply["message_id"] == acted.message.id
+    unnamed = await desk_app.host.act("reply", esc_id, "U_STAFF", text="More")
+    assert unnamed.message is not None and unnamed.message.author_name is None  # "Team"

@@ -194,7 +194,13 @@ def test_slack_renders_the_escalation_menu() -> None:
     assert fallback == "A person from sales will take over"
     text = blocks[0]["text"]["text"]
     assert "The sales team has your conversation." in text
-    assert "Account executives &lt;demos&gt; _(recommended)_" in text and "• Staff" in text
+    # A Block Kit button per team: a click says its label (plain_text: Slack shows it as is).
+    (actions,) = [b for b in blocks if b["type"] == "actions"]
+    assert [(b["text"]["text"], b["value"], b.get("style")) for b in actions["elements"]] == [
+        ("Account executives <demos>", "Account executives <demos>", "primary"),
+        ("Staff", "Staff", None),
+    ]
+    assert [b["action_id"] for b in actions["elements"]] == ["gatebot:menu:0", "gatebot:menu:1"]
 
 
 def test_discord_renders_the_escalation_menu() -> None:
@@ -204,7 +210,13 @@ def test_discord_renders_the_escalation_menu() -> None:
     assert out is not None
     embed = out.embeds[0].to_dict()
     assert embed["title"] == "A person will take over"
-    assert [f["name"] for f in embed["fields"]] == ["sales (recommended)", "support"]
+    # A button per team (the recommended one primary); a press says the label for the customer.
+    assert out.view is not None
+    pressed = [(b.label, b.custom_id, b.style.name) for b in out.view.children]  # type: ignore[attr-defined]
+    assert pressed == [
+        ("Account executives <demos>", "gatebot:offer:Account executives <demos>", "primary"),
+        ("Staff", "gatebot:offer:Staff", "secondary"),
+    ]
 
 
 async def test_a_flow_or_check_under_way_holds_faq_and_flow_routes(pack: Pack) -> None:

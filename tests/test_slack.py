@@ -119,9 +119,24 @@ class Bot:
         body = urlencode({"payload": json.dumps(payload)})
         return await self.deliver(body, "application/x-www-form-urlencoded")
 
-    async def settle(self) -> None:
+    async def press(self, action: dict[str, Any], user: str, channel: str, thread: str) -> None:
+        """A customer's button under a reply in their thread (block_actions, form-encoded)."""
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user, "team_id": "T1"},
+            "api_app_id": "A1",
+            "team": {"id": "T1"},
+            "channel": {"id": channel},
+            "container": {"type": "message", "channel_id": channel, "thread_ts": thread},
+            "trigger_id": "1.2.4",
+            "actions": [{**action, "action_ts": f"{time.time():.6f}"}],
+        }
+        body = urlencode({"payload": json.dumps(payload)})
+        assert (await self.deliver(body, "application/x-www-form-urlencoded"))[0] == 200
+
+    async def settle(self, wait: float = WAIT) -> None:
         """Wait (bounded) until every turn the deliveries started has finished."""
-        await asyncio.wait_for(self.channel.drain(), WAIT)
+        await asyncio.wait_for(self.channel.drain(), wait)
 
     # -- the web widget ------------------------------------------------------------------------
 
@@ -165,11 +180,19 @@ async def bot(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    request: pytest.FixtureRequest,
 ) -> AsyncIterator[Bot]:
+    # Pre-flight's mode: a test of the escalation menu asks for routing (indirect parameter).
+    preflight = getattr(request, "param", "off")
     slack_env(monkeypatch, slack, SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET)
     # Port 0: the web channel binds a free port and reports it.
     settings = Settings(
-        pack=ACME, data_dir=tmp_path, recorders=[], channels=["web", "slack"], port=0
+        pack=ACME,
+        data_dir=tmp_path,
+        recorders=[],
+        channels=["web", "slack"],
+        port=0,
+        preflight=preflight,
     )
     app = App(settings, extra_plugins=[gatebot_slack])
     await app.start()
@@ -497,6 +520,74 @@ async def test_a_slack_customer_asking_for_a_person_is_served_in_their_thread(bo
     assert len(bot.slack.calls_to("chat.postMessage", channel=DM)) == 2
     relayed = bot.slack.calls_to("chat.postMessage", channel=DESK, thread_ts=desk_ts)[-1]
     assert relayed.body["text"] == "customer: my build is broken"
+
+
+@pytest.mark.parametrize("bot", ["routing"], indirect=True)
+async def test_the_escalation_menu_is_buttons_and_a_click_moves_the_escalation(bot: Bot) -> None:
+    await bot.event(dm("I need to talk to someone now", "100.1"), "Ev1")
+    await bot.settle(60)  # pre-flight's first turn loads its encoders
+    said, menu = bot.slack.calls_to("chat.postMessage", channel=DM)
+    assert "They answer Monday to Friday" in said.body["text"]  # what happens next, and when
+    assert action_ids(menu) == ["gatebot:menu:0", "gatebot:menu:1"]
+    buttons = [e for b in menu.body["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert [b.get("style") for b in buttons] == ["primary", None]  # support recommended
+    sales = buttons[1]
+    assert sales["value"] == "Account executives for demos and quotes."
+    (desk_post,) = bot.slack.calls_to("chat.postMessage", channel=DESK)
+    esc = bot.app.store.escalations("open")[0]
+    assert esc.helpdesk == "support"
+
+    # The customer picks sales: said as their message, recorded in the turn, escalation moved.
+    await bot.press(sales, CUSTOMER, DM, "100.1")
+    await bot.settle()
+    moved = bot.app.store.get_escalation(esc.id or 0)
+    assert moved is not None and (moved.helpdesk, moved.status) == ("sales", "open")
+    assert moved.delivery is not None and "no discord channel running" in moved.delivery
+    note = bot.slack.calls_to("chat.postMessage", channel=DESK, thread_ts=desk_post.answer["ts"])
+    assert note[-1].body["text"] == "The customer chose sales."
+    turn = bot.app.store.turns(esc.conversation_id)[-1]
+    assert turn.record["message"]["text"] == "Account executives for demos and quotes."
+    assert turn.record["move"]["why"].startswith("chose the sales help desk")
+    assert turn.record["move"]["escalate"] is True
+    answer = bot.slack.calls_to("chat.postMessage", channel=DM)[-1]
+    assert answer.body["thread_ts"] == "100.1"
+    assert answer.body["text"].startswith("Our team has been told")
+    assert len(bot.app.store.escalations()) == 1  # moved, not asked twice
+
+
+async def test_a_click_checks_membership_once_and_the_holder_replies_unchecked(bot: Bot) -> None:
+    conv, esc_id, desk_ts = await escalate_visitor(bot)
+    bot.slack.names[STAFF] = "Sam Lee"
+    await bot.click("take_over", esc_id, STAFF)
+    await bot.settle()
+    assert len(bot.slack.calls_to("conversations.members")) == 1
+    await bot.event(in_desk_thread(desk_ts, "Hi, Sam here.", "500.1"), "Ev1")
+    await bot.settle()
+    assert len(bot.slack.calls_to("conversations.members")) == 1  # the holder is not asked again
+
+    # A reloaded widget reads who wrote: the Slack id and the display name.
+    url = f"{bot.base}/api/conversations/{conv[0]}"
+    async with bot.http.get(url, headers={"Authorization": f"Bearer {conv[1]}"}) as resp:
+        messages = (await resp.json())["messages"]
+    staff = [m for m in messages if m["role"] == "staff"]
+    assert [m["author"] for m in staff] == [{"id": STAFF, "name": "Sam Lee"}]
+    assert all(m["author"] is None for m in messages if m["role"] != "staff")
+
+
+async def test_a_staff_message_redelivered_after_a_restart_reaches_the_customer_once(
+    bot: Bot,
+) -> None:
+    conv, _, desk_ts = await escalate_visitor(bot)
+    await bot.event(in_desk_thread(desk_ts, "Hi, Sam here.", "500.1"), "Ev1")
+    await bot.settle()
+    # A restart: the Slack channel stops and starts again (nothing kept in memory), then Slack
+    # retries the same event.
+    await bot.channel.stop()
+    await bot.channel.start()
+    await bot.event(in_desk_thread(desk_ts, "Hi, Sam here.", "500.1"), "Ev1", retry=1)
+    await bot.settle()
+    staff = [m for m in bot.app.store.messages(conv[0]) if m.role == "staff"]
+    assert [m.text for m in staff] == ["Hi, Sam here."]
 
 
 # -- Socket Mode -------------------------------------------------------------------------------

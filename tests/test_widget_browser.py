@@ -67,15 +67,32 @@ def host_port() -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, host_port: int) -> Iterator[str]:
     """`gatebot run` on a free loopback port with a fresh data dir; its base URL."""
+    yield from _run(tmp_path_factory.mktemp("gatebot-web"), host_port)
+
+
+#: The staff API's token on the help-desk server.
+ADMIN_TOKEN = "browser-test-admin-token"
+
+
+@pytest.fixture(scope="module")
+def desk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """`gatebot run` routing requests for a person through pre-flight (the escalation menu),
+    with the staff API on; its base URL and its data dir (the test reads escalations there)."""
+    data = tmp_path_factory.mktemp("gatebot-desk")
+    env = {"PREFLIGHT_ROUTING": "1", "GATEBOT_ADMIN_TOKEN": ADMIN_TOKEN}
+    for base in _run(data, _free_port(), env):
+        yield base, data
+
+
+def _run(data: Path, host_port: int, extra: dict[str, str] | None = None) -> Iterator[str]:
     exe = Path(sys.executable).parent / "gatebot"
     if not exe.exists():
         pytest.fail(f"the gatebot console script is missing at {exe}; pip install -e . first")
-    data = tmp_path_factory.mktemp("gatebot-web")
     port = _free_port()
     env = {**os.environ, "GATEBOT_DATA_DIR": str(data), "GATEBOT_PORT": str(port),
            "GATEBOT_HOST": "127.0.0.1", "GATEBOT_RECORDERS": "memory",
            "GATEBOT_PACK": str(ROOT / "knowledge" / "acme"),
-           "GATEBOT_ALLOWED_ORIGINS": f"http://127.0.0.1:{host_port}"}
+           "GATEBOT_ALLOWED_ORIGINS": f"http://127.0.0.1:{host_port}", **(extra or {})}
     log_path = data / "server.log"
     base = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
@@ -440,3 +457,107 @@ def test_host_page_css_cannot_break_it_and_cross_origin_works(server: str, host_
     expect(messages(page, "agent", "Docker")).to_have_count(1)
     keys = page.evaluate("() => Object.keys(localStorage)")
     assert keys == [f"gatebot:conversation:{server}"]
+
+
+# -- the help-desk loop ------------------------------------------------------------------------
+
+
+def _escalation(data: Path, conversation_id: str) -> tuple[int, str, str]:
+    """(id, help desk, status) of the conversation's escalation, read from the server's store."""
+    import sqlite3
+
+    with sqlite3.connect(data / "gatebot.db") as db:
+        row = db.execute("SELECT id, helpdesk, status FROM escalations WHERE conversation_id = ?",
+                         (conversation_id,)).fetchone()
+    assert row is not None, "no escalation"
+    return int(row[0]), str(row[1]), str(row[2])
+
+
+def _staff_says(base: str, escalation_id: int, text: str) -> dict[str, Any]:
+    """Sam answers from the staff API (as staff without Slack or Discord would)."""
+    body = json.dumps({"staff": "U_SAM", "name": "Sam Lee", "text": text}).encode()
+    req = urllib.request.Request(
+        f"{base}/api/staff/escalations/{escalation_id}/reply", data=body, method="POST",
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        answer: dict[str, Any] = json.loads(resp.read())
+    return answer
+
+
+def _conversation_id(page: Any) -> str:
+    stored = page.evaluate("""() => Object.keys(localStorage)
+        .filter(k => k.startsWith("gatebot:conversation:")).map(k => localStorage[k])[0]""")
+    return str(json.loads(stored)["id"])
+
+
+def test_the_escalation_menu_the_author_and_a_reconnect(
+    desk_server: tuple[str, Path], page: Any
+) -> None:
+    base, data = desk_server
+    mode = {"hold": False}
+    sockets: list[Any] = []
+
+    def events(ws: Any) -> None:
+        sockets.append(ws)
+        if not mode["hold"]:
+            ws.connect_to_server()  # else: the page's socket reaches no server (a dead link)
+
+    page.route_web_socket("**/events*", events)
+    page.goto(f"{base}/")
+    open_widget(page)
+
+    # Asking for a person: the team is told, the customer hears when they answer, and the
+    # escalation menu is real buttons.
+    ask(page, "I need to talk to someone now")
+    expect(messages(page, "agent", "Monday to Friday")).to_have_count(1)
+    options = page.locator('[data-gatebot="escalation-option"]')
+    expect(options).to_have_count(2)
+    cid = _conversation_id(page)
+    esc_id, desk, _ = _escalation(data, cid)
+    assert desk == "support"
+
+    # Choosing sales says it, moves the escalation there, and the agent only says it waits.
+    sales = page.locator('[data-gatebot="escalation-option"][data-helpdesk="sales"]')
+    sales.click()
+    expect(messages(page, "customer", "Account executives")).to_have_count(1)
+    expect(messages(page, "agent", "Our team has been told")).to_have_count(1)
+    expect(options.nth(0)).to_be_disabled()
+    assert _escalation(data, cid)[1] == "sales"
+
+    # Sam answers from the staff API: live, with his name.
+    expect(page.locator(f"{PANEL} .dot:not([data-offline])")).to_have_count(1)
+    _staff_says(base, esc_id, "Hi, Sam from sales here.")
+    staff = messages(page, "staff", "Sam from sales")
+    expect(staff).to_have_count(1)
+    expect(staff.locator('[data-gatebot="author"]')).to_have_text("Sam Lee")
+
+    # The socket drops, and Sam writes while no socket reaches the server: the widget's
+    # reconnects reach nothing (hold), so only its refetch after a reconnect can show it.
+    mode["hold"] = True
+    sockets[-1].close()
+    expect(page.locator(f"{PANEL} .dot[data-offline]")).to_have_count(1)
+    answer = _staff_says(base, esc_id, "Are you still there?")
+    assert answer["escalation"]["status"] == "claimed"
+    late = messages(page, "staff", "still there")
+    expect(late).to_have_count(1, timeout=WAIT_MS * 2)
+    expect(late.locator('[data-gatebot="author"]')).to_have_text("Sam Lee")
+    mode["hold"] = False
+    held = len(sockets)
+    sockets[-1].close()  # the dead link ends; the next try reaches the server, and refetches
+    expect(page.locator(f"{PANEL} .dot:not([data-offline])")).to_have_count(1, timeout=WAIT_MS * 2)
+    assert len(sockets) > held
+    # A late live copy of the same message (same id) shows nothing twice.
+    message_id = int(late.get_attribute("data-message-id") or 0)
+    copy = {"type": "text", "text": "Are you still there?", "role": "staff",
+            "author": "U_SAM", "author_name": "Sam Lee", "message_id": message_id}
+    sockets[-1].send(json.dumps({"type": "replies", "replies": [copy]}))
+    page.wait_for_timeout(300)
+    expect(late).to_have_count(1)
+    expect(messages(page, "staff")).to_have_count(2)
+    expect(messages(page, "customer")).to_have_count(2)
+
+    # Reloaded: who wrote is still shown, from GET /api/conversations/{id}.
+    page.reload()
+    open_widget(page)
+    authors = page.locator(f'{MESSAGE}[data-role="staff"] [data-gatebot="author"]')
+    expect(authors).to_have_text(["Sam Lee", "Sam Lee"])

@@ -145,6 +145,9 @@ class ChannelHost:
         inspector's), off the event loop within the database deadline."""
         return await self._db.call(query, self._store, *args)
 
+    async def load_last_message_id(self, conversation_id: str) -> int | None:
+        return await self._db.call(self._store.last_message_id, conversation_id)
+
     async def check_database(self) -> None:
         """Raise when the database cannot be reached in time (the health check)."""
         await self._db.call(self._store.ping)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.events import EventBus
@@ -97,6 +97,13 @@ class HelpDesks:
         ``helpdesk`` names the desk (pre-flight recommends one); else the kind picks it."""
         store, call = self.store, self.db.call
         desk = self.pack.helpdesk_named(helpdesk) or self.pack.helpdesk_for(kind)
+        waiting = await call(store.waiting_escalation, conv.id, ("open", "emailed"))
+        if waiting is not None and kind != "lead":
+            # One person is asked once: a second hand-off while one waits queues nothing more;
+            # naming another desk (the escalation menu) moves the waiting one there.
+            if desk is not None and desk.name != waiting.helpdesk:
+                await self._move(conv, waiting, desk)
+            return
         esc = await call(
             store.escalate, conv.id, reason, desk.name if desk else None, question, kind
         )
@@ -105,7 +112,14 @@ class HelpDesks:
             await call(
                 store.update_escalation, esc.id or 0, delivery="the pack declares no help desk"
             )
+            if conv.status == "handed_off":  # nobody will come: the customer is not kept waiting
+                await call(store.update_conversation, conv.id, status="open")
             return
+        await self._post(conv, esc, desk)
+
+    async def _post(self, conv: Conversation, esc: Escalation, desk: HelpDesk) -> None:
+        """Post the escalation to ``desk``'s channel, and record how it went (or why not)."""
+        store, call = self.store, self.db.call
         channel = self.desk_channel(desk.channel)
         if channel is None:
             note = f"no {desk.channel} channel running; email after {desk.email_after_minutes} min"
@@ -122,6 +136,27 @@ class HelpDesks:
         posted = f"posted to {desk.channel}"
         await call(store.update_escalation, esc.id or 0, thread=thread, delivery=posted)
 
+    async def _move(self, conv: Conversation, esc: Escalation, desk: HelpDesk) -> None:
+        """The customer chose another desk while nobody had taken the escalation: the old
+        desk's thread says where it went, and the new desk gets it as a fresh post."""
+        old = self.pack.helpdesk_named(esc.helpdesk)
+        channel = self.desk_channel(old.channel) if old is not None else None
+        if old is not None and channel is not None and esc.thread:
+            try:
+                await channel.post_to_thread(old, esc.thread, f"The customer chose {desk.name}.")
+            except Exception:  # the move matters more than the note
+                log.exception("noting the move of escalation #%s failed", esc.id)
+        await self.db.call(
+            self.store.update_escalation,
+            esc.id or 0,
+            helpdesk=desk.name,
+            status="open",
+            thread=None,
+            created_at=datetime.now(UTC),  # the new desk's own time to take it
+        )
+        moved = self._escalation(esc.id or 0)
+        await self._post(conv, moved, desk)
+
     # -- staff actions -------------------------------------------------------------------------
 
     async def act(
@@ -135,6 +170,7 @@ class HelpDesks:
         relay: tuple[str, str] | None = None,
         via: str | None = None,
         trusted: bool = False,
+        staff_name: str | None = None,
     ) -> Acted:
         """Do ``verb`` (take_over, reply, hand_back, resolve) on an escalation for ``staff``.
 
@@ -142,7 +178,8 @@ class HelpDesks:
         staff member does not have it; ``relay`` = (platform, message id) makes a redelivered
         desk message a duplicate that does nothing, across restarts too. ``via`` names the
         platform the action came from (an escalation whose desk is elsewhere is unknown there).
-        ``trusted`` skips the membership check: staff proved by the admin token.
+        ``trusted`` skips the membership check: staff proved by the admin token. ``staff_name``
+        is how the customer sees a reply's author (a display name); without it, "Team".
         """
         if verb not in VERBS:
             raise HelpDeskError(f"{verb!r} is not a staff action (one of {', '.join(VERBS)})")
@@ -155,7 +192,7 @@ class HelpDesks:
         if verb == "take_over" or (verb == "reply" and not holds_it):
             esc = self._take_over(esc, staff)
         if verb == "reply":
-            return await self._reply(esc, staff, text, relay)
+            return await self._reply(esc, staff, text, relay, staff_name)
         if verb == "hand_back":
             self.store.update_escalation(esc.id or 0, status="handed_back", staff=staff)
             self.store.update_conversation(esc.conversation_id, paused=False, status="open")
@@ -182,21 +219,35 @@ class HelpDesks:
         return self._escalation(esc.id or 0)
 
     async def _reply(
-        self, esc: Escalation, staff: str, text: str, relay: tuple[str, str] | None
+        self,
+        esc: Escalation,
+        staff: str,
+        text: str,
+        relay: tuple[str, str] | None,
+        name: str | None,
     ) -> Acted:
         """A staff message in the thread: it reaches the customer on the customer's channel."""
         conv = self.store.get_conversation(esc.conversation_id)
         if conv is None:
             raise HelpDeskError(f"conversation {esc.conversation_id} is gone")
+        name = (name or "").strip()[:255] or None  # unknown: the customer reads "Team"
         if relay is None:
             msg: Message | None = self.store.add_message(
-                conv.id, conv.channel, "staff", text, author=staff
+                conv.id, conv.channel, "staff", text, author=staff, author_name=name
             )
         else:
-            msg = self.store.add_staff_message(conv.id, conv.channel, text, staff, relay)
+            msg = self.store.add_staff_message(conv.id, conv.channel, text, staff, relay, name)
         if msg is None:  # a redelivery that raced the first copy past the check above
             return Acted(esc, duplicate=True)
-        reply = {"type": "text", "text": text, "role": "staff", "author": staff, "citations": []}
+        reply: dict[str, Any] = {
+            "type": "text",
+            "text": text,
+            "role": "staff",
+            "author": staff,
+            "author_name": name,
+            "message_id": msg.id,  # what a reconnecting widget dedupes by
+            "citations": [],
+        }
         adapter = self.customer_channel(conv.channel)
         if adapter is not None:
             await adapter.send(conv.id, [reply])
@@ -223,9 +274,9 @@ class HelpDesks:
     # -- the customer's side, and the email fallback ---------------------------------------------
 
     async def relay(self, conv: Conversation, msg: Message) -> None:
-        """A customer message while staff have the conversation: into the escalation's thread."""
-        claimed = reversed(self.store.escalations("claimed"))
-        esc = next((e for e in claimed if e.conversation_id == conv.id), None)
+        """A customer message while the conversation is with a help desk (waiting for someone
+        to take it, or taken): into the escalation's thread, so staff read it where they act."""
+        esc = await self.db.call(self.store.waiting_escalation, conv.id)
         if esc is None or esc.thread is None:
             return
         desk = self.desk_of(esc)

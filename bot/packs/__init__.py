@@ -308,6 +308,7 @@ def _check_templates(pack: Pack, play: _Loaded, errors: list[PackError]) -> None
                     topic="",
                     label="",
                     value="",
+                    hours="",  # handoff_hours: the waiting desk's hours (bot.turn.waiting)
                 )
             except (KeyError, IndexError, ValueError) as exc:
                 errors.append(play.error(("templates", lang, name), f"bad placeholder {exc}"))

@@ -105,6 +105,14 @@ class HelpDesk:
     description: str = ""
     reasons: list[str] = field(default_factory=list)  # empty: any the others do not take
     email_after_minutes: float = 10.0  # unclaimed this long: the escalation goes by email
+    #: When people answer, as the customer reads it: one line, or one per language.
+    hours: str | dict[str, str] | None = None
+
+    def hours_in(self, language: str, fallback: str) -> str | None:
+        """The desk's hours in ``language``, else in ``fallback`` (the pack's), else None."""
+        if isinstance(self.hours, dict):
+            return self.hours.get(language) or self.hours.get(fallback)
+        return self.hours
 
 
 @dataclass

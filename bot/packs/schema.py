@@ -243,6 +243,18 @@ HELPDESKS = _obj(
                     "description": {"type": "string"},
                     "reasons": {"type": "array", "items": {"enum": ESCALATION_KINDS}},
                     "email_after_minutes": {"type": "number", "exclusiveMinimum": 0},
+                    # When people answer, as the customer reads it: one line, or one per
+                    # language code (said in a waiting hand-off's message).
+                    "hours": {
+                        "oneOf": [
+                            _str,
+                            {
+                                "type": "object",
+                                "propertyNames": {"pattern": "^[a-z]{2}$"},
+                                "additionalProperties": _str,
+                            },
+                        ]
+                    },
                 },
                 ["name", "channel", "target"],
             ),

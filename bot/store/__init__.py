@@ -210,21 +210,35 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
             return s.exec(stmt).first()
 
     def add_message(
-        self, conversation_id: str, channel: str, role: str, text: str, author: str | None = None
+        self,
+        conversation_id: str,
+        channel: str,
+        role: str,
+        text: str,
+        author: str | None = None,
+        author_name: str | None = None,
     ) -> Message:
         """A message that is not a customer turn (a staff reply, a notice)."""
         msg = _sent(conversation_id, channel, role, text, author)
+        msg.author_name = author_name
         with self.session() as s:
             s.add(msg)
             s.commit()
         return msg
 
     def add_staff_message(
-        self, conversation_id: str, channel: str, text: str, staff: str, relay: tuple[str, str]
+        self,
+        conversation_id: str,
+        channel: str,
+        text: str,
+        staff: str,
+        relay: tuple[str, str],
+        author_name: str | None = None,
     ) -> Message | None:
         """A staff reply, stored with its help-desk message id ``relay`` = (platform, id) in one
         transaction. None when that id was relayed before: a redelivery, relayed once only."""
         msg = _sent(conversation_id, channel, "staff", text, staff)
+        msg.author_name = author_name
         with self.session() as s:
             s.add(msg)
             s.flush()
@@ -249,6 +263,12 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
         with self.session() as s:
             stmt = select(Message).where(Message.role == "customer", Message.status == "received")
             return list(s.exec(stmt.order_by(col(Message.id))))
+
+    def last_message_id(self, conversation_id: str) -> int | None:
+        """The newest message id of a conversation: what a client has seen all of, after a turn."""
+        with self.session() as s:
+            stmt = select(sa.func.max(Message.id)).where(Message.conversation_id == conversation_id)
+            return s.exec(stmt).first()
 
     def messages(self, conversation_id: str) -> list[Message]:
         with self.session() as s:
@@ -313,6 +333,17 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
                 sa.update(table).where(col(table.id) == key).values(updated_at=now(), **fields)
             )
             s.commit()
+
+    def waiting_escalation(
+        self, conversation_id: str, statuses: tuple[str, ...] = ("open", "emailed", "claimed")
+    ) -> Escalation | None:
+        """The conversation's latest escalation still with a help desk (one of ``statuses``)."""
+        with self.session() as s:
+            stmt = select(Escalation).where(
+                Escalation.conversation_id == conversation_id,
+                col(Escalation.status).in_(statuses),
+            )
+            return s.exec(stmt.order_by(col(Escalation.id).desc())).first()
 
     def escalations(self, status: str | None = None) -> list[Escalation]:
         with self.session() as s:

@@ -264,6 +264,13 @@ def m008_verified_identity(conn: Connection) -> None:
 
 
 @migration
+def m009_staff_author_name(conn: Connection) -> None:
+    """A staff message's author as people read it (a Slack or Discord display name), beside the
+    platform id in ``author``: a reloaded widget shows who wrote."""
+    conn.execute(sa.text("ALTER TABLE messages ADD COLUMN author_name VARCHAR(255)"))
+
+
+@migration
 def m011_inspector(conn: Connection) -> None:
     """The inspector's filters: turns learn whether a read was unsure and whether the reply gate
     refused (filled from the stored records), and the list's sort and date columns are indexed."""

@@ -49,6 +49,7 @@ class Message(SQLModel, table=True):
     role: str = Field(max_length=16)  # customer | agent | staff
     text: str
     author: str | None = Field(default=None, max_length=255)  # who on the staff wrote it
+    author_name: str | None = Field(default=None, max_length=255)  # their display name
     status: str = Field(
         default="received", index=True, max_length=16
     )  # received | processed | sent

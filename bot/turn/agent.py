@@ -28,7 +28,7 @@ from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
 from bot.store.turnlock import ConversationBusy, TurnLocks
 from bot.text import is_question
-from bot.turn import answerable, followup_query, followups, gates, valuereader
+from bot.turn import answerable, followup_query, followups, gates, valuereader, waiting
 from bot.turn.act import Acted, Actor
 from bot.turn.decide import (
     HANDOFF_ACCEPTED,
@@ -185,6 +185,10 @@ class Agent:
         turn = self._begin(received, external_id, clock)
         if turn.conversation.paused:
             return await self._paused_turn(turn)
+        if waiting.is_waiting(turn.conversation):
+            held = await self._waiting_turn(turn)
+            if held is not None:
+                return held
         clock.lap("inbox")
         scope = await self._scope(turn)
         pre = await self._preflight(turn, scope)
@@ -313,10 +317,7 @@ class Agent:
         # A follow-up ("how much is it?") is searched with the question before it.
         query, query_from = followup_query.retrieval_query(self.pack, turn.text, turn.state)
         # A Spanish question is answered in Spanish templates, whatever the conversation's was.
-        pack = self.pack
-        said_in = reply_language(
-            turn.text, turn.conversation.language, pack.language, [*pack.templates]
-        )
+        said_in = self._language(turn)
         acted = await self.actor.act(
             decision,
             query,
@@ -363,6 +364,8 @@ class Agent:
     async def _finish(self, turn: Turn, acted: Acted, decision: Decision) -> TurnResult:
         """Store the turn, hand the record to the recorders, publish the replies, escalate."""
         conv, record, seq = turn.conversation, turn.record, turn.seq
+        if decision.move == "handoff" and turn.escalation is not None:
+            waiting.tell_what_next(self.pack, turn, acted, self._language(turn))
         record["timings"] = turn.clock.total()
         conv.state, conv.turn_count = dict(turn.state), seq
         await self.locks.confirm(conv.id)  # a turn whose lease lapsed stores nothing
@@ -420,6 +423,35 @@ class Agent:
         await self._deliver_record(record)
         await self.relay(conv, turn.message)
         return TurnResult([], record)
+
+    async def _waiting_turn(self, turn: Turn) -> TurnResult | None:
+        """A hand-off nobody has taken yet (bot.turn.waiting): the message goes to the desk, the
+        reply is only the waiting line, and a team chosen from the escalation menu gets it.
+        None when no escalation waits after all (none was queued): the turn runs as usual."""
+        conv = turn.conversation
+        esc = await self.db.call(self.store.waiting_escalation, conv.id, ("open", "emailed"))
+        if esc is None:
+            conv.status = "open"
+            return None
+        desk = self.pack.helpdesk_named(esc.helpdesk)
+        decision, acted, chosen = waiting.waiting_move(
+            self.pack, turn.state, turn.text, desk, self._language(turn)
+        )
+        _record_move(turn.record, decision)
+        _record_acted(turn.record, acted)
+        if chosen is not None:
+            turn.escalation = Escalation(decision.why, "preflight", chosen.name)
+        turn.record["move"]["escalate"] = chosen is not None
+        result = await self._finish(turn, acted, decision)
+        if chosen is None:  # a moved escalation's new post already carries this message
+            await self.relay(conv, turn.message)
+        return result
+
+    def _language(self, turn: Turn) -> str:
+        pack = self.pack
+        return reply_language(
+            turn.text, turn.conversation.language, pack.language, [*pack.templates]
+        )
 
     async def _read_heads(self, text: str, state: ConversationState) -> tuple[Read, Read]:
         options = state.pop("clarify_options", None)

@@ -240,7 +240,10 @@ class Handlers:
         # customer once.
         relay = (self.adapter.name, str(message.id))
         try:
-            await self.host.act("reply", escalation.id or 0, staff, text=text, relay=relay)
+            name = message.author.display_name
+            await self.host.act(
+                "reply", escalation.id or 0, staff, text=text, relay=relay, staff_name=name
+            )
         except HelpDeskError as exc:
             await self.adapter.notice(message.channel, f"Not sent to the customer: {exc}.")
         except discord.HTTPException as exc:

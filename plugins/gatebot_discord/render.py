@@ -108,7 +108,12 @@ def render_text(reply: dict[str, Any], staff_name: Callable[[str], str]) -> list
     if not text:
         return []
     if reply.get("role") == "staff":
-        name = discord.utils.escape_markdown(staff_name(str(reply.get("author") or "")))
+        author = str(reply.get("author") or "")
+        given = str(reply.get("author_name") or "")
+        # The name the desk gave (a display name) unless it is only the id again.
+        name = discord.utils.escape_markdown(
+            given if given and given != author else staff_name(author)
+        )
         text = f"**{name}** (staff): {text}"
     titles = _sources(reply)
     if titles:
@@ -143,7 +148,7 @@ def render_card(reply: dict[str, Any]) -> Outgoing | None:
         elif contact:
             embed.add_field(name="Contact", value=truncate(contact, 1024))
     elif card == "escalation_menu":
-        embed = _escalation_menu(reply)
+        return _escalation_menu(reply)
     elif card == "offer_person":
         return _offer_person(reply)
     elif reply.get("text"):
@@ -169,20 +174,29 @@ def offered_message(value: str) -> str | None:
     return value[len(OFFER_PERSON) :] or None if value.startswith(OFFER_PERSON) else None
 
 
-def _escalation_menu(reply: dict[str, Any]) -> discord.Embed:
-    """Pre-flight's escalation menu: the desk that has the conversation, and the teams there
-    are, the recommended one marked."""
+def _escalation_menu(reply: dict[str, Any]) -> Outgoing:
+    """Pre-flight's escalation menu: the desk that has the conversation, and a button per team
+    there is (the recommended one primary). A click says the option's label for the customer,
+    as the offer_person button does (its name when the label outgrows a custom id), which moves
+    the escalation to that team."""
     desk = str(reply.get("helpdesk") or "support")
     embed = discord.Embed(
         title="A person will take over", description=f"The {desk} team has your conversation."
     )
-    for option in (reply.get("options") or [])[:25]:  # Discord allows 25 fields
-        if isinstance(option, dict):
-            name = str(option.get("helpdesk") or "team")
-            mark = " (recommended)" if option.get("recommended") else ""
-            value = truncate(str(option.get("label") or name), 1024)
-            embed.add_field(name=truncate(name + mark, 256), value=value, inline=False)
-    return embed
+    view = discord.ui.View(timeout=None)
+    options = [o for o in reply.get("options") or [] if isinstance(o, dict)]
+    for option in options[:25]:  # Discord allows 25 components in a message
+        name = str(option.get("helpdesk") or "team")
+        label = str(option.get("label") or name)
+        said = label if len(OFFER_PERSON + label) <= 100 else name
+        style = discord.ButtonStyle.primary if option.get("recommended") else None
+        button: discord.ui.Button[discord.ui.View] = discord.ui.Button(
+            label=truncate(label, 80),
+            style=style or discord.ButtonStyle.secondary,
+            custom_id=(OFFER_PERSON + said)[:100],
+        )
+        view.add_item(button)
+    return Outgoing(embeds=[embed], view=view if view.children else None)
 
 
 def render_replies(

@@ -29,6 +29,11 @@ LINK_ACTION = re.compile(r"^gatebot:link:")
 #: The answer path's offer of a person: clicking sends the button's value as the customer's
 #: message (the pack's own words for asking for one, which its hand-off intent reads).
 OFFER_PERSON_ACTION = "gatebot:offer_person"
+#: The escalation menu's team buttons (``gatebot:menu:<n>``): a click says the option's label
+#: as the customer's message, as the offer_person button does. Slack shows 25 per actions block.
+MENU_ACTION_PREFIX = "gatebot:menu:"
+MENU_ACTION = re.compile(r"^gatebot:menu:\d+$")
+MENU_BUTTONS = 25
 
 _EMAIL = re.compile(r"^[^\s@<>|&\"]+@[^\s@<>|&\"]+$")
 
@@ -110,21 +115,35 @@ def render_reply(reply: dict[str, Any]) -> tuple[str, list[Block]] | None:
         label = "Sources" if len(titles) > 1 else "Source"
         blocks.append(_context(f"{label}: " + " · ".join(escape(t) for t in titles)))
     if reply.get("role") == "staff":
-        blocks.append(_context("_A person from the team wrote this._"))
+        name = str(reply.get("author_name") or "").strip()
+        who = f"{escape(name)}, a person from the team," if name else "A person from the team"
+        blocks.append(_context(f"_{who} wrote this._"))
     return _fallback(text), blocks[:MAX_BLOCKS]
 
 
 def _escalation_menu(reply: dict[str, Any]) -> tuple[str, list[Block]]:
     """Pre-flight's escalation menu: the desk that has the conversation (already escalated to
-    it), then the teams there are, the recommended one marked."""
+    it), then a button per team there is, the recommended one marked. A click says the option's
+    label as the customer's message, which moves the escalation to that team."""
     desk = str(reply.get("helpdesk") or "support")
-    lines = [f"*A person will take over*\nThe {desk} team has your conversation."]
-    for option in reply.get("options") or []:
-        if isinstance(option, dict):  # sections() escapes the text for mrkdwn
-            label = str(option.get("label") or option.get("helpdesk") or "")
-            lines.append(f"• {label}" + (" _(recommended)_" if option.get("recommended") else ""))
-    body = "\n".join(lines)
-    return f"A person from {desk} will take over", sections(body)[:MAX_BLOCKS]
+    body = f"*A person will take over*\nThe {desk} team has your conversation."
+    buttons: list[Block] = []
+    options = [o for o in reply.get("options") or [] if isinstance(o, dict)]
+    for i, option in enumerate(options[:MENU_BUTTONS]):
+        label = str(option.get("label") or option.get("helpdesk") or "")
+        button: Block = {
+            "type": "button",
+            "text": {"type": "plain_text", "text": label[:BUTTON_LABEL_LIMIT]},
+            "action_id": f"{MENU_ACTION_PREFIX}{i}",
+            "value": label[:2000],
+        }
+        if option.get("recommended"):
+            button["style"] = "primary"
+        buttons.append(button)
+    blocks = sections(body)[: MAX_BLOCKS - 1]
+    if buttons:
+        blocks.append({"type": "actions", "elements": buttons})
+    return f"A person from {desk} will take over", blocks
 
 
 def _offer_person(reply: dict[str, Any]) -> tuple[str, list[Block]]:

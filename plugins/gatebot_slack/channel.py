@@ -279,6 +279,18 @@ class SlackChannel(ChannelAdapter):
             channel=channel, user=user, text=text, thread_ts=thread_ts
         )
 
+    async def display_name(self, user: str) -> str | None:
+        """How a staff member's name shows to the customer (their Slack display name, else real
+        name); None when Slack will not say (no users:read scope): the id stands in."""
+        try:
+            found = await self.web().users_info(user=user)
+        except SlackApiError as exc:
+            log.info("slack: no name for %s (%s)", user, exc.response.get("error"))
+            return None
+        profile = (found.get("user") or {}).get("profile") or {}
+        name = profile.get("display_name") or profile.get("real_name")
+        return str(name) if name else None
+
     async def send(self, conversation_id: str, replies: list[dict[str, Any]]) -> None:
         """Staff replies to a Slack customer: into the customer's thread."""
         await super().send(conversation_id, replies)  # live watchers see it too

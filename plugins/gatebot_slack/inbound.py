@@ -61,6 +61,8 @@ class SlackSide(Protocol):
 
     async def whisper(self, channel: str, user: str, text: str, thread_ts: str | None) -> None: ...
 
+    async def display_name(self, user: str) -> str | None: ...
+
 
 def _from_a_person(event: dict[str, Any]) -> bool:
     return bool(
@@ -89,6 +91,7 @@ class Inbound:
         bolt.action(blocks.DESK_ACTION)(self.on_desk_action)
         bolt.action(blocks.LINK_ACTION)(self.on_link)
         bolt.action(blocks.OFFER_PERSON_ACTION)(self.on_offer_person)
+        bolt.action(blocks.MENU_ACTION)(self.on_offer_person)  # a team: its label, said
 
     # -- listeners: sort, file the work, return --------------------------------------------------
 
@@ -136,8 +139,8 @@ class Inbound:
     async def on_offer_person(
         self, ack: AsyncAck, action: dict[str, Any], body: dict[str, Any]
     ) -> None:
-        """The offer_person button: its value is said as the customer's next message, keyed by
-        the click so a redelivered click asks once."""
+        """The offer_person button, or a team of the escalation menu: its value is said as the
+        customer's next message, keyed by the click so a redelivered click asks once."""
         await ack()
         box = body.get("container") or {}
         channel = box.get("channel_id") or (body.get("channel") or {}).get("id")
@@ -146,7 +149,7 @@ class Inbound:
             click = f"click-{action.get('action_ts') or thread}"
             user = (body.get("user") or {}).get("id")
             work = self.customer_message(channel, thread, click, str(action["value"]), user)
-            self.channel.spawn(work, f"offer_person {channel}:{thread}")
+            self.channel.spawn(work, f"{action.get('action_id')} {channel}:{thread}")
 
     async def on_link(self, ack: AsyncAck) -> None:
         """A link button opens in the browser; the click still comes here and wants an ack."""
@@ -211,7 +214,8 @@ class Inbound:
         try:
             # The message's own id: a redelivery (even after a restart) is relayed once.
             relay = (self.channel.name, f"{channel}:{ts}")
-            await self.host.act("reply", esc.id or 0, user, text=text, relay=relay)
+            name = await self.channel.display_name(user)
+            await self.host.act("reply", esc.id or 0, user, text=text, relay=relay, staff_name=name)
         except HelpDeskError as exc:
             await self.channel.whisper(
                 channel, user, f"Not sent to the customer: {exc}", event.get("thread_ts")

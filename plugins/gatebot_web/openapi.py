@@ -49,7 +49,12 @@ def _bodies() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         ["text", "client_message_id"],
     )
     action = _body(
-        {"staff": {"type": "string"}, "text": {"type": "string"}, "outcome": {"type": "string"}},
+        {
+            "staff": {"type": "string"},
+            "text": {"type": "string"},
+            "outcome": {"type": "string"},
+            "name": {"type": "string"},  # how the customer sees a reply's author
+        },
         ["staff"],
     )
     fork = _body(
@@ -85,7 +90,7 @@ def document() -> dict[str, Any]:
         },
         "/api/conversations/{id}": {
             "get": {
-                "summary": "Messages and turn records",
+                "summary": "Messages (each with its staff author) and turn records",
                 "parameters": [_id()],
                 "security": _BEARER,
                 "responses": _answers(200, 401, 404),

@@ -138,8 +138,16 @@ async def post_message(request: web.Request) -> web.Response:
                 {"Retry-After": str(max(1, round(wait)))},
             )
     result = await gb.handle(conv, text, client_id, inbox_key=inbox_key, shed=True)
+    # Everything up to here is in this answer or was live: a widget refetching after a
+    # reconnect shows only what is newer (and staff messages it has not seen, by id).
+    last = await gb.load_last_message_id(conv.id)
     return web.json_response(
-        {"replies": result.replies, "turn": result.record, "duplicate": result.duplicate}
+        {
+            "replies": result.replies,
+            "turn": result.record,
+            "duplicate": result.duplicate,
+            "last_message_id": last,
+        }
     )
 
 
@@ -154,6 +162,8 @@ async def get_conversation(request: web.Request) -> web.Response:
             "text": m.text,
             "status": m.status,
             "created_at": m.created_at.isoformat(),
+            # Who on the staff wrote it: their id on the desk and the name the customer sees.
+            "author": {"id": m.author, "name": m.author_name} if m.role == "staff" else None,
         }
         for m in stored
     ]

@@ -61,11 +61,15 @@ def _fork_args(data: dict[str, Any]) -> dict[str, Any]:
 def _action_args(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(staff, act's keywords) from an escalation action's body."""
     staff, text, outcome = data.get("staff"), data.get("text", ""), data.get("outcome", "resolved")
+    name = data.get("name")
     if not isinstance(staff, str) or not staff.strip():
         raise ApiError(400, "bad_request", "staff is required: who is acting")
     if not isinstance(text, str) or not isinstance(outcome, str):
         raise ApiError(400, "bad_request", "text and outcome must be strings")
-    return staff.strip(), {"text": text, "outcome": outcome}
+    if name is not None and not isinstance(name, str):
+        raise ApiError(400, "bad_request", "name must be a string: the staff member's name")
+    # Who acts here is a person's own word for themselves: their name unless another is given.
+    return staff.strip(), {"text": text, "outcome": outcome, "staff_name": name or staff.strip()}
 
 
 class StaffRoutes:
@@ -132,7 +136,8 @@ class StaffRoutes:
         )
 
     async def escalation_action(self, request: web.Request) -> web.Response:
-        """``POST /api/staff/escalations/{id}/{verb}`` with ``{"staff", "text"?, "outcome"?}``."""
+        """``POST /api/staff/escalations/{id}/{verb}`` with ``{"staff", "text"?, "outcome"?,
+        "name"?}`` (``name``: how the customer sees a reply's author; ``staff`` when absent)."""
         self.authorise(request)
         verb, raw_id = request.match_info["verb"], request.match_info["id"]
         # ASCII digits only ("²" is a digit to str.isdigit), and few enough for a database id.

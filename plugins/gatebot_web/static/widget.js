@@ -203,6 +203,7 @@
     ".card .card-action{background:#4f46e5;color:#fff;border:0;cursor:pointer;font:inherit;",
     "padding:7px 12px;border-radius:8px;font-weight:500;font-size:13px;}",
     ".card .card-action:hover{background:#4338ca;}.card .card-action:disabled{opacity:.6;cursor:default;}",
+    ".card [data-gatebot='escalation-option']{display:block;width:100%;text-align:left;margin-top:6px;}",
     ".typing{align-self:flex-start;background:#fff;border:1px solid #e2e8f0;border-radius:16px;",
     "border-bottom-left-radius:5px;padding:12px 14px;display:flex;gap:4px;}",
     ".typing span{width:7px;height:7px;border-radius:50%;background:#94a3b8;",
@@ -274,6 +275,13 @@
   var wsFailures = 0;
   var isOpen = false;
   var ui = null;
+  // Dedupe for the refetch after a (re)connect: ids of messages shown, and the newest id this tab
+  // knows it shows everything up to (the history, a POST's answer, a refetch). Staff messages
+  // always carry their id; the agent's replies to this tab's own messages are covered by the mark.
+  var seen = {};
+  var shownUpTo = 0;
+  var refetchWanted = false;
+  var refetching = null;
 
   function build() {
     var host = document.createElement("gatebot-widget");
@@ -396,9 +404,14 @@
     return node;
   }
 
-  function messageNode(role, text) {
+  /** A message bubble; a staff one says who wrote it (their name, else "Team"). */
+  function messageNode(role, text, author, id) {
     var node = el("div", { class: "msg", "data-gatebot": "message", "data-role": role });
-    if (role === "staff") node.appendChild(el("span", { class: "who" }, "Team"));
+    if (typeof id === "number") node.setAttribute("data-message-id", String(id));
+    if (role === "staff") {
+      var name = typeof author === "string" && author.trim() ? author.trim() : "Team";
+      node.appendChild(el("span", { class: "who", "data-gatebot": "author" }, name));
+    }
     node.appendChild(document.createTextNode(String(text)));
     return node;
   }
@@ -425,7 +438,7 @@
     if (!reply || typeof reply !== "object") return null;
     if (reply.type === "card") return cardNode(role, reply);
     if (typeof reply.text !== "string" || !reply.text) return null;
-    var node = messageNode(role, reply.text);
+    var node = messageNode(role, reply.text, reply.author_name, reply.message_id);
     var titles = [];
     (Array.isArray(reply.citations) ? reply.citations : []).forEach(function (c) {
       var t = c && (c.title || c.key);
@@ -486,17 +499,29 @@
     node.appendChild(button);
   }
 
-  /** Pre-flight's escalation menu: the team that has the conversation, then the teams there are
-   *  (the recommended one marked). Text only: el() never parses HTML. */
+  /** Pre-flight's escalation menu: the team that has the conversation, then a button per team
+   *  (the recommended one marked). A click sends the option's label as the visitor's message,
+   *  which moves the waiting escalation to that team; one choice per menu. Text only. */
   function escalationMenu(node, reply) {
     node.appendChild(el("span", { class: "card-title" }, "A person will take over"));
     node.appendChild(el("span", { class: "card-body" },
       "The " + String(reply.helpdesk || "support") + " team has your conversation."));
+    var buttons = [];
     (Array.isArray(reply.options) ? reply.options : []).forEach(function (option) {
       if (!option || typeof option !== "object") return;
       var label = String(option.label || option.helpdesk || "");
-      node.appendChild(el("span", { class: "card-body", "data-helpdesk": String(option.helpdesk || "") },
-        option.recommended ? label + " (recommended)" : label));
+      if (!label) return;
+      var button = el("button", {
+        type: "button", class: "card-action", "data-gatebot": "escalation-option",
+        "data-helpdesk": String(option.helpdesk || ""),
+      }, option.recommended ? label + " (recommended)" : label);
+      button.addEventListener("click", function () {
+        if (button.disabled) return;
+        buttons.forEach(function (b) { b.disabled = true; });
+        send(label);
+      });
+      buttons.push(button);
+      node.appendChild(button);
     });
   }
 
@@ -566,8 +591,9 @@
     var shown = false;
     if (ev.type === "message" && typeof ev.text === "string") {
       var role = ev.role === "staff" || ev.role === "agent" ? ev.role : "customer";
+      if (typeof ev.id === "number" && !markSeen(ev.id)) return; // a refetch showed it
       if (role === "customer" && consumeEcho(customerSig(ev.text))) return;
-      addMessage(role, ev.text);
+      append(messageNode(role, ev.text, null, ev.id));
       shown = true;
     } else if (ev.type === "reply" && ev.reply) {
       setProgress(null); // the turn answered: its progress line goes
@@ -576,6 +602,7 @@
     } else if (ev.type === "replies" && Array.isArray(ev.replies)) {
       ev.replies.forEach(function (r) {
         var role = r && r.role === "agent" ? "agent" : "staff"; // sent outside a turn: a person
+        if (r && typeof r.message_id === "number" && !markSeen(r.message_id)) return;
         if (addReply(role, r)) shown = true;
       });
     }
@@ -586,6 +613,57 @@
     var events = buffered;
     buffered = [];
     events.forEach(handleEvent);
+    if (refetchWanted) refetch();
+  }
+
+  /** True the first time a message id is shown; false when it is on the page already. */
+  function markSeen(id) {
+    if (seen[id]) return false;
+    seen[id] = true;
+    return true;
+  }
+
+  function sawUpTo(id) {
+    if (typeof id === "number" && id > shownUpTo) shownUpTo = id;
+  }
+
+  /** After the websocket (re)connects: what was said while it was down (a staff message sent
+   *  during a reconnect), once. A staff message shows unless its id is on the page; any other
+   *  only when newer than what this tab knows it shows. Waits for this tab's own sends. */
+  function refetch() {
+    if (!conv || !historyLoaded) return;
+    if (inflight || refetching) { refetchWanted = true; return; }
+    refetchWanted = false;
+    var c = conv;
+    refetching = (async function () {
+      var r;
+      try { r = await request("GET", conversationPath(c), undefined, c.token); } catch (e) { return; }
+      if (conv !== c || inflight || !r.ok || !r.data || !Array.isArray(r.data.messages)) {
+        if (conv === c && inflight) refetchWanted = true;
+        return;
+      }
+      var shown = false;
+      var upTo = shownUpTo;
+      r.data.messages.forEach(function (m) {
+        if (!m || typeof m.id !== "number" || typeof m.text !== "string" || !m.text) return;
+        if (seen[m.id] || (m.role !== "staff" && m.id <= upTo)) { seen[m.id] = true; return; }
+        seen[m.id] = true;
+        append(historyNode(m));
+        shown = true;
+      });
+      r.data.messages.forEach(function (m) { if (m) sawUpTo(m.id); });
+      if (shown) markUnread();
+    })();
+    refetching.then(function () {
+      refetching = null;
+      if (refetchWanted) refetch();
+    }, function () { refetching = null; });
+  }
+
+  function historyNode(m) {
+    var role = m.role === "agent" || m.role === "staff" ? m.role : "customer";
+    var author = m.author && typeof m.author === "object" ? m.author.name : null;
+    return messageNode(role, m.text, author, m.id);
   }
 
   // -- the websocket -----------------------------------------------------------------------------
@@ -602,7 +680,11 @@
     var sock;
     try { sock = new WebSocket(url); } catch (e) { return; }
     ws = sock;
-    sock.onopen = function () { wsFailures = 0; setOnline(true); };
+    sock.onopen = function () {
+      wsFailures = 0;
+      setOnline(true);
+      refetch(); // whatever was said while there was no socket
+    };
     sock.onmessage = function (e) {
       var ev;
       try { ev = JSON.parse(e.data); } catch (err) { return; }
@@ -673,8 +755,8 @@
       var nodes = [];
       r.data.messages.forEach(function (m) {
         if (!m || typeof m.text !== "string" || !m.text) return;
-        var role = m.role === "agent" || m.role === "staff" ? m.role : "customer";
-        nodes.push(messageNode(role, m.text));
+        if (typeof m.id === "number") { seen[m.id] = true; sawUpTo(m.id); }
+        nodes.push(historyNode(m));
       });
       ui.history.replaceChildren.apply(ui.history, nodes);
       refreshEmpty();
@@ -766,6 +848,7 @@
       }
       if (r.ok && r.data && Array.isArray(r.data.replies)) {
         bubble.removeAttribute("data-status");
+        sawUpTo(r.data.last_message_id);
         setProgress(null);
         r.data.replies.forEach(function (reply) {
           expectEcho(replySig(reply));
