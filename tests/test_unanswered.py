@@ -11,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
+from bot.app import App
 from bot.cli import cli
 from bot.cli.unanswered import parse_since
 from bot.extend.retriever import pack_passages
@@ -62,8 +63,8 @@ def seed(store: Store, turns: list[tuple[str, str | None]], days_ago: float = 0.
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Any:
-    made = Store(f"sqlite:///{tmp_path / 'gatebot.db'}")
+def store(database_url: str) -> Any:
+    made = Store(database_url)
     made.migrate()
     seed(made, [("hi", None), (INVOICES[0], "unanswered"), (WEATHER[0], "out_of_scope")])
     seed(made, [(INVOICES[1], "unanswered"), (ON_PREM[0], "unanswered")], days_ago=2)
@@ -125,17 +126,17 @@ def test_suggested_question_and_since_parsing() -> None:
     assert parse_since("2026-11-30") == datetime(2026, 11, 30, tzinfo=UTC)
 
 
-def run(tmp_path: Path, *args: str) -> Any:
+def run(url: str, *args: str) -> Any:
     env = {
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'gatebot.db'}",
+        "DATABASE_URL": url,
         "GATEBOT_PACK": str(ACME),
         "GATEBOT_PLUGINS": "offline",
     }
     return CliRunner().invoke(cli, ["unanswered", *args], env=env)
 
 
-def test_the_command_prints_a_table_and_json(store: Store, tmp_path: Path) -> None:
-    shown = run(tmp_path)
+def test_the_command_prints_a_table_and_json(store: Store, database_url: str) -> None:
+    shown = run(database_url)
     assert shown.exit_code == 0, shown.output
     assert "7 unanswered question(s) and out-of-scope request(s), " in shown.output
     lines = shown.output.splitlines()
@@ -143,7 +144,7 @@ def test_the_command_prints_a_table_and_json(store: Store, tmp_path: Path) -> No
     assert "document gap" in first and "faq-invoice" in first
     assert any("FAQ" in line and "weather" in line.lower() for line in lines)
 
-    as_json = run(tmp_path, "--json", "--since", "10d")
+    as_json = run(database_url, "--json", "--since", "10d")
     assert as_json.exit_code == 0, as_json.output
     report = json.loads(as_json.output)
     assert report["asked"] == 6 and report["since"]
@@ -152,11 +153,27 @@ def test_the_command_prints_a_table_and_json(store: Store, tmp_path: Path) -> No
     assert set(top) >= {"question", "examples", "conversations", "first_seen", "nearest"}
 
 
-def test_bad_input_gets_a_clear_error(store: Store, tmp_path: Path) -> None:
-    bad = run(tmp_path, "--since", "last tuesday")
+def test_bad_input_gets_a_clear_error(store: Store, database_url: str, tmp_path: Path) -> None:
+    bad = run(database_url, "--since", "last tuesday")
     assert bad.exit_code == 2 and "--since" in bad.output and "7d" in bad.output
-    (tmp_path / "gatebot.db").unlink()
-    missing = CliRunner().invoke(
-        cli, ["unanswered"], env={"DATABASE_URL": f"sqlite:///{tmp_path / 'none.db'}"}
-    )
+    missing = run(f"sqlite:///{tmp_path / 'elsewhere' / 'none.db'}")
     assert missing.exit_code != 0
+    assert not (tmp_path / "elsewhere").exists()  # nothing created where nothing was
+
+
+async def test_real_turns_fill_what_the_command_reads(app: App) -> None:
+    conv = app.store.create_conversation("web")[0]
+    declined = await app.agent.handle(conv, WEATHER[0], "m1")
+    assert declined.record["move"]["name"] == "decline"
+    fresh = app.store.get_conversation(conv.id)
+    assert fresh is not None
+    # A question the pack has no fact for (as in test_agent): noted, not invented.
+    question = "does the mobile app support offline mode"
+    await app.agent.handle(fresh, question, "m2")
+    asked = gather(app.store)
+    assert [(a.text, a.kind) for a in asked] == [
+        (WEATHER[0], "out_of_scope"),
+        (question, "unanswered"),
+    ]
+    turns = app.store.turns(conv.id)
+    assert [a.at for a in asked] == [t.created_at.replace(tzinfo=UTC) for t in turns]
