@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from bot.app import App
 from bot.cli import cli
 from bot.cli.unanswered import parse_since
+from bot.errors import GatebotError
 from bot.extend.retriever import pack_passages
 from bot.packs import Pack
 from bot.store import Store
@@ -157,7 +158,7 @@ def test_bad_input_gets_a_clear_error(store: Store, database_url: str, tmp_path:
     bad = run(database_url, "--since", "last tuesday")
     assert bad.exit_code == 2 and "--since" in bad.output and "7d" in bad.output
     missing = run(f"sqlite:///{tmp_path / 'elsewhere' / 'none.db'}")
-    assert missing.exit_code != 0
+    assert isinstance(missing.exception, GatebotError) and "no store at" in str(missing.exception)
     assert not (tmp_path / "elsewhere").exists()  # nothing created where nothing was
 
 
@@ -177,3 +178,19 @@ async def test_real_turns_fill_what_the_command_reads(app: App) -> None:
     ]
     turns = app.store.turns(conv.id)
     assert [a.at for a in asked] == [t.created_at.replace(tzinfo=UTC) for t in turns]
+
+
+def test_without_the_encoder_the_command_says_what_to_install(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.unanswered.cluster as cluster
+
+    def missing() -> Any:
+        raise ModuleNotFoundError("No module named 'tokenizers'", name="tokenizers")
+
+    monkeypatch.setattr(cluster, "_shipped_encoder", missing)
+    result = run(database_url)
+    # main() prints a GatebotError as one line and exits 2; CliRunner hands back the error.
+    assert isinstance(result.exception, GatebotError)
+    said = str(result.exception)
+    assert "tokenizers is missing" in said and "gatebot[embeddings]" in said

