@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import gatebot_anthropic
+import gatebot_google
 import gatebot_openai
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
@@ -219,7 +220,7 @@ def test_safejson_bounds() -> None:
 # --- a provider that answers 200 with something else ------------------------------------------
 
 
-@pytest.mark.parametrize("api", ["anthropic", "openai"])
+@pytest.mark.parametrize("api", ["anthropic", "openai", "google"])
 @pytest.mark.parametrize(
     "answer",
     [garbage(), garbage(b'{"weird": true}', "application/json"), garbage(b"", "application/json")],
@@ -230,11 +231,13 @@ async def test_a_provider_answering_200_with_garbage_fails_honestly_and_queues(
     monkeypatch.setattr(policy, "DEFAULT", CallPolicy(backoff_s=0.01))
     monkeypatch.setenv("GATEBOT_PLUGINS", "offline")
     async with WireServer(api, default=answer) as wire:  # type: ignore[arg-type]
-        key_env = "ANTHROPIC_API_KEY" if api == "anthropic" else "OPENAI_API_KEY"
+        key_env = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}.get(
+            api, "GOOGLE_API_KEY"
+        )
         monkeypatch.setenv(key_env, "sk-garbage-test-" + "g" * 20)
         monkeypatch.setenv(f"GATEBOT_{api.upper()}_BASE_URL", wire.base_url)
         model = f"{api}:test"
-        plugin = gatebot_anthropic if api == "anthropic" else gatebot_openai
+        plugin = {"anthropic": gatebot_anthropic, "openai": gatebot_openai}.get(api, gatebot_google)
         settings = Settings(pack=ACME, data_dir=tmp_path, recorders=[], model=model)
         gb = App(settings, extra_plugins=[plugin])
         await gb.start(channels=False)

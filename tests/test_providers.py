@@ -1,4 +1,5 @@
-"""The anthropic and openai providers, through the real SDKs, against loopback wire servers.
+"""The anthropic, openai and google providers, through the real SDKs, against loopback wire
+servers.
 
 Nothing here reaches a real API: each test starts a :class:`tests.wire_servers.WireServer` on
 127.0.0.1 and points the SDK at it with the same environment variables a deployment uses.
@@ -15,9 +16,11 @@ from importlib import metadata
 from typing import Any
 
 import gatebot_anthropic
+import gatebot_google
 import gatebot_openai
 import pytest
 from gatebot_anthropic import AnthropicProvider
+from gatebot_google import GoogleProvider
 from gatebot_openai import OpenAIProvider
 from gatebot_providers_common import CallPolicy, alternating, policy
 
@@ -27,19 +30,33 @@ from bot.errors import ConfigError, ProviderError
 from bot.extend.provider import Prompt, ToolCall, assistant_turn, tool_result
 from bot.extend.recorder import MemoryRecorder
 from bot.plugins import load_plugins
-from tests.wire_servers import Api, Seen, WireServer, fail, ok, slow, use
+from tests.wire_servers import SIGNATURE, Api, Seen, WireServer, fail, garbage, ok, slow, use
 
-APIS: list[Api] = ["anthropic", "openai"]
-MODELS = {"anthropic": "claude-test", "openai": "gpt-test"}
-KEYS = {"anthropic": "sk-ant-test-" + "k" * 24, "openai": "sk-test-" + "o" * 24}
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
-OUR_URL_ENV = {"anthropic": "GATEBOT_ANTHROPIC_BASE_URL", "openai": "GATEBOT_OPENAI_BASE_URL"}
-PROVIDERS: dict[str, type[AnthropicProvider] | type[OpenAIProvider]] = {
+APIS: list[Api] = ["anthropic", "openai", "google"]
+MODELS = {"anthropic": "claude-test", "openai": "gpt-test", "google": "gemini-test"}
+KEYS = {
+    "anthropic": "sk-ant-test-" + "k" * 24,
+    "openai": "sk-test-" + "o" * 24,
+    "google": "AIza-test-" + "g" * 24,
+}
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "google": "GOOGLE_API_KEY"}
+URL_ENV = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+    "google": "GOOGLE_GEMINI_BASE_URL",
+}
+OUR_URL_ENV = {
+    "anthropic": "GATEBOT_ANTHROPIC_BASE_URL",
+    "openai": "GATEBOT_OPENAI_BASE_URL",
+    "google": "GATEBOT_GOOGLE_BASE_URL",
+}
+PROVIDERS: dict[str, type[AnthropicProvider] | type[OpenAIProvider] | type[GoogleProvider]] = {
     "anthropic": AnthropicProvider,
     "openai": OpenAIProvider,
+    "google": GoogleProvider,
 }
-PLUGINS = {"anthropic": gatebot_anthropic, "openai": gatebot_openai}
+PLUGINS = {"anthropic": gatebot_anthropic, "openai": gatebot_openai, "google": gatebot_google}
+SDK_MODULES = {"anthropic": "anthropic", "openai": "openai", "google": "google.genai"}
 # Everything the SDKs or the providers read from the environment: each test starts without it.
 ENV = [
     *KEY_ENV.values(),
@@ -51,6 +68,14 @@ ENV = [
     "OPENAI_CUSTOM_HEADERS",
     "OPENAI_ORG_ID",
     "OPENAI_PROJECT_ID",
+    # The Google SDK's: another key, Vertex AI (project, location, credentials file), a version.
+    "GEMINI_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_VERTEX_BASE_URL",
+    "GOOGLE_GENAI_API_VERSION",
     "GATEBOT_MODEL_TIMEOUT",
 ]
 FAST = CallPolicy(timeout_s=10.0, backoff_s=0.01)  # retries without waiting out a real backoff
@@ -94,7 +119,7 @@ async def server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 @pytest.fixture
 async def make() -> AsyncIterator[Callable[..., Any]]:
     """Build providers for a server's API; every one built is closed after the test."""
-    built: list[AnthropicProvider | OpenAIProvider] = []
+    built: list[AnthropicProvider | OpenAIProvider | GoogleProvider] = []
 
     def build(api: str, policy: CallPolicy = FAST) -> Any:
         provider = PROVIDERS[api](MODELS[api], policy=policy)
@@ -108,9 +133,43 @@ async def make() -> AsyncIterator[Callable[..., Any]]:
 
 def credential(seen: Seen) -> str:
     """The key a request carried, from whichever header its SDK uses: the Anthropic SDK 2.x sends
-    ``Authorization: Bearer`` (older ones ``x-api-key``); OpenAI's sends ``Authorization``."""
+    ``Authorization: Bearer`` (older ones ``x-api-key``); OpenAI's sends ``Authorization``;
+    Google's ``x-goog-api-key``."""
     bearer = seen.headers.get("authorization", "").removeprefix("Bearer ")
-    return seen.headers.get("x-api-key") or bearer
+    return seen.headers.get("x-api-key") or seen.headers.get("x-goog-api-key") or bearer
+
+
+def chat_of(seen: Seen) -> list[dict[str, Any]]:
+    """The transcript a request carried, as ``{"role", "content"}`` lines in our roles: Gemini
+    sends ``contents`` of ``parts``, its assistant named ``model``."""
+    if "contents" not in seen.body:
+        return [m for m in seen.body["messages"] if m["role"] != "system"]
+    roles = {"model": "assistant", "user": "user"}
+    return [
+        {"role": roles[c["role"]], "content": "".join(p.get("text", "") for p in c["parts"])}
+        for c in seen.body["contents"]
+    ]
+
+
+def system_of(seen: Seen) -> str | None:
+    """The system prompt a request carried, wherever its API puts it; None when left out."""
+    body = seen.body
+    if "systemInstruction" in body:
+        return "".join(p["text"] for p in body["systemInstruction"]["parts"])
+    if body.get("messages") and body["messages"][0]["role"] == "system":
+        return str(body["messages"][0]["content"])
+    return body.get("system")
+
+
+def base_url_of(provider: Any) -> str:
+    """Where a provider's SDK client sends its calls."""
+    client = provider._client()
+    url = (
+        client.base_url
+        if hasattr(client, "base_url")
+        else client._api_client._http_options.base_url
+    )
+    return str(url).rstrip("/")
 
 
 class Waits:
@@ -150,10 +209,17 @@ async def test_success_returns_text_and_tokens_in_each_api_shape(
         assert seen.body["system"] == PROMPT.system  # a top-level field, not a message
         assert seen.body["messages"] == chat
         assert seen.headers.get("anthropic-version")
-    else:
+    elif server.api == "openai":
         assert seen.path == "/v1/chat/completions"
         assert seen.body["model"] == "gpt-test"
         assert seen.body["messages"] == [{"role": "system", "content": PROMPT.system}, *chat]
+    else:
+        assert seen.path.endswith("/models/gemini-test:generateContent")  # the model in the path
+        assert system_of(seen) == PROMPT.system  # systemInstruction, not a turn
+        roles = {"user": "user", "assistant": "model"}
+        assert seen.body["contents"] == [
+            {"role": roles[m["role"]], "parts": [{"text": m["content"]}]} for m in chat
+        ]
     assert credential(seen) == KEYS[server.api]
 
 
@@ -172,9 +238,9 @@ async def test_an_uneven_transcript_is_sent_alternating(
         ],
     )
     await make(server.api).execute(prompt)
-    body = server.requests[0].body
-    assert "system" not in body  # an empty system prompt is left out, not sent empty
-    assert body["messages"] == [{"role": "user", "content": "first\n\nsecond\n\nthird"}]
+    [seen] = server.requests
+    assert system_of(seen) is None  # an empty system prompt is left out, not sent empty
+    assert chat_of(seen) == [{"role": "user", "content": "first\n\nsecond\n\nthird"}]
 
 
 async def test_429_is_retried_after_retry_after_then_succeeds(
@@ -269,7 +335,7 @@ async def test_no_server_is_a_connection_error_after_the_bounded_attempts(
 ) -> None:
     monkeypatch.setenv(KEY_ENV[api], KEYS[api])
     root = f"http://127.0.0.1:{free_port()}"
-    monkeypatch.setenv(URL_ENV[api], root if api == "anthropic" else root + "/v1")
+    monkeypatch.setenv(URL_ENV[api], root + "/v1" if api == "openai" else root)
     waits = Waits()
     connect = rf"{api}: could not connect to 127\.0\.0\.1:\d+ .* after 3 attempts"
     with pytest.raises(ProviderError, match=connect):
@@ -345,8 +411,12 @@ async def test_an_empty_base_url_variable_means_the_public_api(
     monkeypatch.setenv(KEY_ENV[api], KEYS[api])
     monkeypatch.setenv(URL_ENV[api], "")  # as compose writes ${ANTHROPIC_BASE_URL:-}
     monkeypatch.setenv(OUR_URL_ENV[api], " ")
-    expected = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
-    assert str(make(api)._client().base_url).rstrip("/") == expected[api]
+    expected = {
+        "anthropic": "https://api.anthropic.com",
+        "openai": "https://api.openai.com/v1",
+        "google": "https://generativelanguage.googleapis.com",
+    }
+    assert base_url_of(make(api)) == expected[api]
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -358,7 +428,8 @@ def test_a_provider_needs_a_model_name(api: str) -> None:
 @pytest.mark.parametrize("api", APIS)
 def test_a_missing_sdk_is_named_at_start(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == api else real(n))
+    sdk = SDK_MODULES[api]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == sdk else real(n))
     with pytest.raises(ConfigError, match=r"pip install 'gatebot\[providers\]'"):
         PROVIDERS[api](MODELS[api])
 
@@ -366,27 +437,27 @@ def test_a_missing_sdk_is_named_at_start(api: Api, monkeypatch: pytest.MonkeyPat
 # --- plugins ----------------------------------------------------------------------------------
 
 
-def test_the_plugins_register_both_providers() -> None:
-    manager = load_plugins(extra=[gatebot_anthropic, gatebot_openai])
+def test_the_plugins_register_every_provider() -> None:
+    manager = load_plugins(extra=list(PLUGINS.values()))
     rows = {row["name"]: row["hooks"] for row in manager.describe()}
-    assert rows["gatebot_anthropic"] == ["register_model_providers"]
-    assert rows["gatebot_openai"] == ["register_model_providers"]
+    for api in APIS:
+        assert rows[f"gatebot_{api}"] == ["register_model_providers"]
     providers: dict[str, Any] = {}
     manager.hook.register_model_providers(register=providers.__setitem__)
-    assert providers["anthropic"] is AnthropicProvider
-    assert providers["openai"] is OpenAIProvider
+    for api in APIS:
+        assert providers[api] is PROVIDERS[api]
     assert manager.errors == []
 
 
 def test_the_entry_points_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    # pyproject declares both and `make test` installs the project, so a missing one is a broken
-    # install or a dropped declaration: a failure, never a skip.
+    # pyproject declares them all and `make test` installs the project, so a missing one is a
+    # broken install or a dropped declaration: a failure, never a skip.
     installed = {ep.name for ep in metadata.entry_points(group="gatebot")}
-    missing = {"anthropic", "openai"} - installed
+    missing = set(APIS) - installed
     assert not missing, f"entry points {sorted(missing)} not installed: pip install -e ."
     monkeypatch.delenv("GATEBOT_PLUGINS")
     rows = {row["name"]: row for row in load_plugins().describe()}
-    for name in ("anthropic", "openai"):
+    for name in APIS:
         assert "register_model_providers" in rows[name]["hooks"]
         assert (rows[name]["distribution"] or "").startswith("gatebot==")
 
@@ -448,9 +519,8 @@ async def test_a_turn_is_worded_by_the_model_and_a_declined_one_calls_none(
         }
         assert len(call["prompt_sha256"]) == 64
         [seen] = server.requests
-        system = seen.body["system"] if api == "anthropic" else seen.body["messages"][0]["content"]
-        assert "[faq-docker]" in system  # the retrieved fact went to the model
-        assert seen.body["messages"][-1] == {"role": "user", "content": DOCKER_QUESTION}
+        assert "[faq-docker]" in (system_of(seen) or "")  # the retrieved fact went to the model
+        assert chat_of(seen)[-1] == {"role": "user", "content": DOCKER_QUESTION}
         assert KEYS[api] not in json.dumps(record)
 
         fresh = app.store.get_conversation(conv.id)
@@ -563,6 +633,48 @@ async def test_tools_and_the_exchange_go_out_in_each_api_shape_and_calls_come_ba
                 ],
             },
         ]
+    elif api == "google":
+        assert body["tools"] == [
+            {
+                "functionDeclarations": [
+                    {
+                        "name": "knowledge_search",
+                        "description": "Search the help center.",
+                        # The JSON schema as written (the SDK keeps this field's name as given).
+                        "parameters_json_schema": SEARCH_TOOL["schema"],
+                    }
+                ]
+            }
+        ]
+        assert body["toolConfig"] == {"functionCallingConfig": {"mode": "AUTO"}}
+        assert body["contents"] == [
+            {"role": "user", "parts": [{"text": DOCKER_QUESTION}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "Let me look."},
+                    {
+                        "functionCall": {
+                            "id": "call_prev",
+                            "name": "knowledge_search",
+                            "args": {"query": "docker"},
+                        }
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "functionResponse": {
+                            "id": "call_prev",
+                            "name": "knowledge_search",
+                            "response": {"output": '{"results": []}'},
+                        }
+                    }
+                ],
+            },
+        ]
     else:
         assert body["tools"] == [
             {
@@ -603,6 +715,10 @@ async def test_tool_choice_none_is_sent_and_a_plain_prompt_sends_no_tools(
     await provider.execute(replace(EXCHANGE_PROMPT, tool_choice="none"))
     await provider.execute(PROMPT)
     with_tools, plain = server.requests
+    if api == "google":
+        assert with_tools.body["toolConfig"] == {"functionCallingConfig": {"mode": "NONE"}}
+        assert "tools" not in plain.body and "toolConfig" not in plain.body
+        return
     choice = with_tools.body["tool_choice"]
     assert (choice["type"] if api == "anthropic" else choice) == "none"
     assert "tools" not in plain.body and "tool_choice" not in plain.body
@@ -626,3 +742,57 @@ async def test_an_exchange_with_an_unanswered_call_is_refused_as_the_api_would(
     prompt = replace(EXCHANGE_PROMPT, messages=EXCHANGE_PROMPT.messages[:2])
     with pytest.raises(ProviderError, match="HTTP 400"):
         await make(server.api).execute(prompt)
+
+
+# --- google: what only Gemini asks for ---------------------------------------------------------
+
+
+async def test_google_calls_go_back_with_their_thought_signature_and_errors_as_error(
+    make: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with WireServer("google") as wire:
+        monkeypatch.setenv("GOOGLE_API_KEY", KEYS["google"])
+        monkeypatch.setenv("GATEBOT_GOOGLE_BASE_URL", wire.base_url)
+        provider = make("google")
+        wire.script(use(("knowledge_search", {"query": "sso"})), ok("Yes [faq-sso]."))
+        first = await provider.execute(replace(PROMPT, tools=[SEARCH_TOOL]))
+        [call] = first.tool_calls
+        assert call.id.startswith("fc_")  # the API's id, kept so the result pairs with it
+        exchange = [
+            *PROMPT.messages,
+            assistant_turn(first.text, [call]),
+            tool_result(call, "search is down", is_error=True),
+        ]
+        # The wire server refuses a call of its own sent back without its signature, as
+        # Gemini 3 does: this passing shows the signature went back.
+        second = await provider.execute(replace(PROMPT, messages=exchange, tools=[SEARCH_TOOL]))
+        assert second.text == "Yes [faq-sso]."
+        model_turn, results = wire.requests[1].body["contents"][-2:]
+        assert model_turn["parts"][-1]["thoughtSignature"] == SIGNATURE
+        assert results["parts"][0]["functionResponse"]["response"] == {"error": "search is down"}
+
+
+async def test_google_takes_gemini_api_key_and_without_a_key_fails_at_call_time(
+    make: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ProviderError, match=r"GOOGLE_API_KEY .*is not set"):
+        await make("google").execute(PROMPT)
+    async with WireServer("google") as wire:
+        monkeypatch.setenv("GEMINI_API_KEY", KEYS["google"])
+        monkeypatch.setenv("GATEBOT_GOOGLE_BASE_URL", wire.base_url)
+        assert (await make("google").execute(PROMPT)).text == "Hello."
+        assert credential(wire.requests[0]) == KEYS["google"]
+
+
+async def test_google_a_blocked_prompt_is_an_empty_draft_not_an_outage(
+    make: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = (
+        b'{"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 9}}'
+    )
+    async with WireServer("google", default=garbage(blocked, "application/json")) as wire:
+        monkeypatch.setenv("GOOGLE_API_KEY", KEYS["google"])
+        monkeypatch.setenv("GATEBOT_GOOGLE_BASE_URL", wire.base_url)
+        response = await make("google").execute(PROMPT)
+    # The reply gate refuses an empty draft, like any other refusal; the tokens were still spent.
+    assert (response.text, response.tool_calls, response.tokens_in) == ("", [], 9)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from gatebot_anthropic import AnthropicProvider
+from gatebot_google import GoogleProvider
 from gatebot_knowledge.passages import pack_passages as knowledge_passages
 from gatebot_offline import OfflineProvider
 from gatebot_openai import OpenAIProvider
@@ -32,8 +33,9 @@ from tests.wire_servers import Api, WireServer, ok
 
 DOCKER = Fact("faq-docker", "Acme Pipelines runs Docker builds natively.", "faq", "faq")
 FAST = CallPolicy(timeout_s=10.0, backoff_s=0.01)
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-URL_ENV = {"anthropic": "GATEBOT_ANTHROPIC_BASE_URL", "openai": "GATEBOT_OPENAI_BASE_URL"}
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "google": "GOOGLE_API_KEY"}
+URL_ENV = {api: f"GATEBOT_{api.upper()}_BASE_URL" for api in KEY_ENV}
+PROVIDERS = {"anthropic": AnthropicProvider, "openai": OpenAIProvider, "google": GoogleProvider}
 
 #: Answers a model could rightly give from the sample pack's facts: none may be refused.
 GOOD_ANSWERS: list[tuple[str, list[str]]] = [
@@ -157,13 +159,13 @@ def test_a_fact_that_says_so_never_lends_a_draft_a_promise(pack: Pack) -> None:
 # --- through both SDKs and the one drafting path ----------------------------------------------
 
 
-@pytest.fixture(params=["anthropic", "openai"])
+@pytest.fixture(params=list(PROVIDERS))
 async def provider(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
     api: Api = request.param
     async with WireServer(api) as wire:
         monkeypatch.setenv(KEY_ENV[api], "sk-hostile-test-" + "x" * 20)
         monkeypatch.setenv(URL_ENV[api], wire.base_url)
-        made = (AnthropicProvider if api == "anthropic" else OpenAIProvider)("test", policy=FAST)
+        made = PROVIDERS[api]("test", policy=FAST)
         try:
             yield wire, made
         finally:
@@ -186,7 +188,8 @@ async def test_every_hostile_draft_through_each_sdk_is_refused_twice_with_its_ru
         assert out.text is None
     assert len(wire.requests) == 2 * len(HOSTILE_DRAFTS)
     # The retry told the model why: the refusal's reasons went into the second prompt.
-    system_sent = wire.requests[-1].body.get("system") or wire.requests[-1].body["messages"][0]
+    body = wire.requests[-1].body
+    system_sent = body.get("system") or body.get("systemInstruction") or body["messages"][0]
     assert "was refused because" in str(system_sent)
 
 

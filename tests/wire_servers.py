@@ -1,13 +1,15 @@
-"""Loopback servers that speak just enough of two model APIs for the real SDKs to talk to.
+"""Loopback servers that speak just enough of three model APIs for the real SDKs to talk to.
 
 ``WireServer("anthropic")`` answers ``POST /v1/messages`` as the Messages API does;
-``WireServer("openai")`` answers ``POST /v1/chat/completions`` as Chat Completions does. Each
+``WireServer("openai")`` answers ``POST /v1/chat/completions`` as Chat Completions does;
+``WireServer("google")`` answers ``POST /VERSION/models/MODEL:generateContent`` as Gemini does. Each
 binds 127.0.0.1 on a free port, records every request (path, headers, JSON body) and answers from
 a script: a success, an error status (optionally with Retry-After), a slow answer for timeout
 tests, a tool-calling answer (:func:`use`), or a 200 with a body of another shape
 (:func:`garbage`). Requests that offer tools are checked as the real
 APIs check them (wire-safe tool names; every call answered by a result with its id; Anthropic's
-"blocks need tools defined"), so a provider that sends a malformed exchange gets the 400 it would
+"blocks need tools defined"; Gemini's one function response per function call, by name), so a
+provider that sends a malformed exchange gets the 400 it would
 get in production. A request with no credential header gets a 401, as from the real APIs.
 Nothing is logged, and no answer ever echoes a request header, so a key stays where the test put
 it.
@@ -33,7 +35,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-Api = Literal["anthropic", "openai"]
+Api = Literal["anthropic", "openai", "google"]
 
 # Error bodies as each API writes them, by status. Anthropic's 529 is its "overloaded".
 _ANTHROPIC_ERRORS = {
@@ -51,6 +53,22 @@ _OPENAI_ERRORS = {
     500: "server_error",
     503: "server_error",
 }
+# Google writes a canonical status word where the others write an error type.
+_GOOGLE_ERRORS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+_PATHS = {
+    "anthropic": "/v1/messages",
+    "openai": "/v1/chat/completions",
+    # The model is in the path: ``/v1/models/gemini-test:generateContent`` (the SDK picks v1).
+    "google": "/{version}/models/{call}",
+}
 
 
 @dataclass(frozen=True)
@@ -65,6 +83,7 @@ class Answer:
     delay_s: float = 0.0  # held this long (or until the server closes) before answering
     message: str = ""  # an error's message; the default says which status was scripted
     #: Tool calls as (wire name, arguments); a str argument is sent as is (OpenAI only: bad JSON).
+    #: Gemini's calls carry ids and a thought signature, as Gemini 3 sends them.
     tool_calls: tuple[tuple[str, Any], ...] = ()
     #: Sent as the whole body instead of the API's JSON (:func:`garbage`).
     raw: bytes | None = None
@@ -130,9 +149,10 @@ class WireServer:
 
     @property
     def base_url(self) -> str:
-        """What each SDK takes as its base URL: the Anthropic SDK adds /v1 itself, OpenAI's not."""
+        """What each SDK takes as its base URL: the Anthropic and Google SDKs add their version
+        themselves, OpenAI's not."""
         root = f"http://127.0.0.1:{self.port}"
-        return root if self.api == "anthropic" else root + "/v1"
+        return root + "/v1" if self.api == "openai" else root
 
     def script(self, *answers: Answer, then: Answer | None = None) -> None:
         """Answer the next requests with ``answers`` in order, then with ``then`` (if given)."""
@@ -142,8 +162,7 @@ class WireServer:
 
     async def start(self) -> WireServer:
         app = web.Application()
-        path = "/v1/messages" if self.api == "anthropic" else "/v1/chat/completions"
-        app.router.add_post(path, self._handle)
+        app.router.add_post(_PATHS[self.api], self._handle)
         # A short shutdown: anything still held was released by close() already.
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -176,7 +195,11 @@ class WireServer:
             body = None
         headers = {name.lower(): value for name, value in request.headers.items()}
         self.requests.append(Seen(request.method, request.path, headers, body))
-        if not (headers.get("x-api-key") or headers.get("authorization")):
+        if not (
+            headers.get("x-api-key")
+            or headers.get("authorization")
+            or headers.get("x-goog-api-key")
+        ):
             # As the real APIs do; the script is not consumed by a request that never got in.
             return web.json_response(
                 self._error(fail(401, message="no credential sent")), status=401
@@ -195,10 +218,15 @@ class WireServer:
                 self._error(answer), status=answer.status, headers=dict(answer.headers)
             )
         model = body.get("model", "") if isinstance(body, dict) else ""
+        if self.api == "google":
+            model = request.path.rsplit("/", 1)[-1].removesuffix(":generateContent")
+            return web.json_response(_google_success(answer, model, next(self._ids)))
         return web.json_response(self._success(answer, model), headers=dict(answer.headers))
 
     def _malformed(self, body: dict[str, Any]) -> str | None:
         """What the real API would refuse about a request's tools or tool exchange, if anything."""
+        if self.api == "google":
+            return _google_malformed(body)
         tools = body.get("tools") or []
         for tool in tools:
             name = tool.get("name") if self.api == "anthropic" else tool["function"].get("name")
@@ -308,5 +336,68 @@ class WireServer:
         if self.api == "anthropic":
             kind = _ANTHROPIC_ERRORS.get(status, "api_error")
             return {"type": "error", "error": {"type": kind, "message": message}}
+        if self.api == "google":
+            word = _GOOGLE_ERRORS.get(status, "UNKNOWN")
+            return {"error": {"code": status, "message": message, "status": word}}
         kind = _OPENAI_ERRORS.get(status, "server_error")
         return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+# --- Gemini's generateContent -----------------------------------------------------------------
+
+#: What Gemini 3 puts on a function call part; a request must hand it back (see below).
+SIGNATURE = "c2lnbmF0dXJl"  # base64 of b"signature"
+
+
+def _google_success(answer: Answer, model: str, n: int) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = (
+        [{"text": answer.text}] if answer.text or not answer.tool_calls else []
+    )
+    parts += [
+        {
+            "functionCall": {"id": f"fc_{n:04d}_{i}", "name": name, "args": arguments},
+            "thoughtSignature": SIGNATURE,
+        }
+        for i, (name, arguments) in enumerate(answer.tool_calls)
+    ]
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": answer.tokens_in,
+            "candidatesTokenCount": answer.tokens_out,
+            "totalTokenCount": answer.tokens_in + answer.tokens_out,
+        },
+        "modelVersion": model,
+        "responseId": f"resp_{n:04d}",
+    }
+
+
+def _google_malformed(body: dict[str, Any]) -> str | None:
+    """What Gemini would refuse: a bad function name, a role other than user/model, a function
+    call turn not answered part for part (by name) in the next turn, or a call this server made
+    sent back without its thought signature."""
+    for tool in body.get("tools") or []:
+        for declaration in tool.get("functionDeclarations") or []:
+            name = declaration.get("name") or ""
+            if not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}", name):
+                return f"Invalid function name {name!r}"
+    pending: list[str] = []
+    for content in body.get("contents") or []:
+        if content.get("role") not in ("user", "model"):
+            return f"Please use a valid role: user, model (got {content.get('role')!r})"
+        parts = content.get("parts") or []
+        answered = [p["functionResponse"].get("name") for p in parts if "functionResponse" in p]
+        if sorted(answered) != sorted(pending):
+            return (
+                "Please ensure that the number of function response parts is equal to the "
+                "number of function call parts of the function call turn."
+            )
+        calls = [p for p in parts if "functionCall" in p]
+        for call in calls:
+            ours = str(call["functionCall"].get("id", "")).startswith("fc_")
+            if ours and call.get("thoughtSignature") != SIGNATURE:
+                return "Function call is missing a thought_signature in functionCall parts."
+        pending = [c["functionCall"].get("name") for c in calls]
+    return "A function call turn must be followed by its function responses." if pending else None

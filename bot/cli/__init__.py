@@ -20,6 +20,7 @@ from bot.cli import (
     replay,
     run,
     scope,
+    unanswered,
 )
 from bot.cli.output import setup_logging
 from bot.errors import GatebotError
@@ -57,6 +58,7 @@ COMMANDS = (
     scope,
     evalset,
     data,
+    unanswered,
 )
 for module in COMMANDS:
     cli.add_command(module.command)
