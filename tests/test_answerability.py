@@ -151,6 +151,18 @@ async def test_an_answerable_paraphrase_is_still_answered_with_a_citation(
     assert (read["answer"], read["outcome"]) == ("yes", "act")
 
 
+async def test_a_question_for_a_value_the_pack_does_not_give_is_refused(
+    client: TestClient,
+) -> None:
+    body = await _say(client, "what is the maximum number of parallel jobs")
+    assert body["turn"]["facts"] == [] and not body["replies"][0]["citations"]
+    read = _answerability(body["turn"])
+    assert read["outcome"] != "act" and read["version"].endswith("+count-missing")
+    held = await _say(client, "how long are build logs kept")
+    assert held["replies"][0]["citations"][0]["key"].startswith("doc-pipelines")
+    assert _answerability(held["turn"])["version"].endswith("+duration-held")
+
+
 async def test_slack_and_discord_put_the_offer_under_its_words_as_a_button() -> None:
     from gatebot_discord.render import offered_message
     from gatebot_discord.render import render_replies as discord_replies
@@ -202,6 +214,7 @@ def test_the_value_a_question_asks_for_and_whether_a_passage_holds_it() -> None:
     assert asked_value("what is the maximum number of parallel jobs") == "count"
     assert asked_value("how much does it cost") is None  # a pricing entry names no figure
     assert asked_value("is there a limit") is None and asked_value("do you have SSO") is None
+    assert asked_value("where can I see how long my route is?") is None  # a place, not a value
     assert holds_value("duration", "Every product has a 14-day free trial")
     assert holds_value("duration", "The reset link is valid for one hour.")
     assert not holds_value("duration", "Logs are kept until you delete them.")
@@ -219,15 +232,3 @@ def test_a_value_asked_for_moves_p_only_when_the_question_asks_one() -> None:
     assert raised > 0.8 and why == "+duration-held"
     # Held, but the question names something the passage's document never does: left alone.
     assert Specific("duration", True, ["backup"]).adjust(0.4) == (0.4, "")
-
-
-async def test_a_question_for_a_value_the_pack_does_not_give_is_refused(
-    client: TestClient,
-) -> None:
-    body = await _say(client, "what is the maximum number of parallel jobs")
-    assert body["turn"]["facts"] == [] and not body["replies"][0]["citations"]
-    read = _answerability(body["turn"])
-    assert read["outcome"] != "act" and read["version"].endswith("+count-missing")
-    held = await _say(client, "how long are build logs kept")
-    assert held["replies"][0]["citations"][0]["key"].startswith("doc-pipelines")
-    assert _answerability(held["turn"])["version"].endswith("+duration-held")

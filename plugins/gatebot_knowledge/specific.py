@@ -66,6 +66,11 @@ _LIMIT_ASKED = re.compile(
     r"^\s*(?:what|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits|number\s+of)\b",
     re.IGNORECASE,
 )
+_FIND_OUT = re.compile(
+    r"\b(?:where|how)\s+(?:can|do|could|would|should)\s+(?:i|we|you)\s+"
+    r"(?:see|find|check|tell|look|know)\b|\bfind\s+out\b",
+    re.IGNORECASE,
+)
 #: Words that say a value is asked for rather than what it is about ("the trial period").
 _VALUE_WORDS = frozenset(
     stem(w)
@@ -75,7 +80,11 @@ _VALUE_WORDS = frozenset(
 
 
 def asked_value(question: str) -> str | None:
-    """``"duration"``, ``"count"`` or None: the kind of value ``question`` asks for."""
+    """``"duration"``, ``"count"`` or None: the kind of value ``question`` asks for. A question
+    about where or how to find a value asks for a place or a way, not the value ("where can I
+    see how long my route is")."""
+    if _FIND_OUT.search(question):
+        return None
     if _DURATION_ASKED.search(question):
         return "duration"
     if _COUNT_ASKED.search(question) or _LIMIT_ASKED.search(question):
@@ -119,6 +128,15 @@ class Specific:
             return p, ""
         z = math.log(max(p, 1e-9) / max(1.0 - p, 1e-9)) + HELD_BOOST
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z)))), f"+{self.asked}-held"
+
+
+def adjusted(p: float, values: dict[str, float]) -> float:
+    """P(answerable) after the check, from the features :meth:`Specific.features` recorded
+    (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
+    if not values.get("asks_value"):
+        return p
+    missing = ["?"] * int(values.get("words_missing", 0.0))
+    return Specific("value", bool(values.get("holds_value")), missing).adjust(p)[0]
 
 
 def _document(index: KnowledgeIndex, row: int) -> str:
