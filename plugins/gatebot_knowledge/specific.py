@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from dataclasses import dataclass
 
 from gatebot_knowledge.index import KnowledgeIndex
@@ -139,10 +140,30 @@ def adjusted(p: float, values: dict[str, float]) -> float:
     return Specific("value", bool(values.get("holds_value")), missing).adjust(p)[0]
 
 
-def _document(index: KnowledgeIndex, row: int) -> str:
+#: Per index: each document's rows (sections share the key before "#"), and the words of the
+#: documents read so far. Built on the first value question, so a large corpus is not tokenized
+#: whole: only the documents such questions land on.
+_DOCUMENTS: weakref.WeakKeyDictionary[
+    KnowledgeIndex, tuple[dict[str, list[int]], dict[str, set[str]]]
+]
+_DOCUMENTS = weakref.WeakKeyDictionary()
+
+
+def _document_words(index: KnowledgeIndex, row: int) -> set[str]:
     """The words of the passage's whole document (every section under the same key)."""
+    held = _DOCUMENTS.get(index)
+    if held is None:
+        rows: dict[str, list[int]] = {}
+        for i, p in enumerate(index.passages):
+            rows.setdefault(p.key.split("#", 1)[0], []).append(i)
+        held = _DOCUMENTS[index] = (rows, {})
+    rows, words = held
     key = index.passages[row].key.split("#", 1)[0]
-    return " ".join(p.lexical for p in index.passages if p.key.split("#", 1)[0] == key)
+    if key not in words:
+        if len(words) > 4096:
+            words.clear()
+        words[key] = set(tokenize(" ".join(index.passages[i].lexical for i in rows[key])))
+    return words[key]
 
 
 def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
@@ -152,6 +173,6 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         return Specific(None, False, [])
     passage = index.passages[row]
     held = holds_value(asked, f"{passage.title}. {passage.text}")
-    known = set(tokenize(_document(index, row)))
+    known = _document_words(index, row)
     terms = [t for t in index.lexical.query_terms(query) if t not in _VALUE_WORDS]
     return Specific(asked, held, [t for t in terms if t not in known])
