@@ -100,6 +100,8 @@ def run(
         novelty_false_act=target if target < 1 else None,
         novelty_quantile=args.novelty_quantile,
         gate=args.gate,
+        tune_hidden=args.tune_hidden,
+        tune_as_none=args.tune_as_none,
     )
     texts, labels = [t for t, _ in gold], [g for _, g in gold]
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,6 +135,12 @@ def main() -> None:
         "several, comma-separated, train one head each",
     )
     parser.add_argument("--novelty-quantile", type=float, default=DEFAULT_QUANTILE)
+    parser.add_argument(
+        "--tune-hidden", type=float, default=0.0, help="share of intents the fine-tune never sees"
+    )
+    parser.add_argument(
+        "--tune-as-none", type=float, default=0.0, help="share the fine-tune learns as none"
+    )
     parser.add_argument("--cache", type=Path, help="frozen runs: keep embeddings in this .npz")
     args = parser.parse_args()
 

@@ -12,7 +12,9 @@ made (the turn makes it anyway):
 - ``foreign``: the retriever's own language reading of the query;
 - ``spelled``: the typo channel (``KnowledgeIndex.spelled``: corrections and surface words);
 - ``faq_match``: the FAQ match over the hybrid ranking (an English query);
-- ``cross_match``: the multilingual encoder's FAQ match (only messages in another language).
+- ``cross_match``: the multilingual encoder's FAQ match (only messages in another language);
+- ``value_check``: whether the best passage holds the value asked for
+  (:mod:`gatebot_knowledge.specific`; English questions, the best passage given).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 from gatebot_knowledge.evaluate import percentile  # noqa: E402
 from gatebot_knowledge.faqmatch import faq_match  # noqa: E402
 from gatebot_knowledge.retriever import KnowledgeRetriever  # noqa: E402
+from gatebot_knowledge.specific import check as value_check  # noqa: E402
 
 from bot.packs import load_pack  # noqa: E402
 from bot.preflight.language import reply_language  # noqa: E402
@@ -46,6 +49,8 @@ ENGLISH = [
     "how much is it?",
     "is there an on-prem version of Monitor?",
     "how many locations does monitor check from?",
+    "how long are build logs kept",
+    "what is the maximum number of parallel jobs",
 ]
 FOREIGN = [
     "¿Cuánto cuesta Acme Cloud?",
@@ -83,6 +88,10 @@ def run(rounds: int) -> dict[str, dict[str, float]]:
             qvec = vectors[q]
             timed(lambda q=q: index.spelled(q), samples.setdefault("spelled", []))
             timed(lambda q=q, v=qvec: faq_match(index, q, v), samples.setdefault("faq_match", []))
+            best = index.rank(q, 1, "hybrid", qvec)[0][0]
+            timed(
+                lambda q=q, b=best: value_check(index, q, b), samples.setdefault("value_check", [])
+            )
         for q in FOREIGN:
             lang = retriever._foreign(q) or "es"
             timed(lambda q=q, g=lang: retriever._cross_match(q, g), s("cross_match", []))

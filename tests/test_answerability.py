@@ -19,6 +19,7 @@ from gatebot_knowledge.answerability import (
 from gatebot_knowledge.answerfit import fit_logistic
 from gatebot_knowledge.index import KnowledgeIndex, Vectors
 from gatebot_knowledge.passages import Passage
+from gatebot_knowledge.specific import MISSING_AT, Specific, asked_value, holds_value
 
 from bot.app import App
 from bot.packs import load_pack
@@ -150,6 +151,18 @@ async def test_an_answerable_paraphrase_is_still_answered_with_a_citation(
     assert (read["answer"], read["outcome"]) == ("yes", "act")
 
 
+async def test_a_question_for_a_value_the_pack_does_not_give_is_refused(
+    client: TestClient,
+) -> None:
+    body = await _say(client, "what is the maximum number of parallel jobs")
+    assert body["turn"]["facts"] == [] and not body["replies"][0]["citations"]
+    read = _answerability(body["turn"])
+    assert read["outcome"] != "act" and read["version"].endswith("+count-missing")
+    held = await _say(client, "how long are build logs kept")
+    assert held["replies"][0]["citations"][0]["key"].startswith("doc-pipelines")
+    assert _answerability(held["turn"])["version"].endswith("+duration-held")
+
+
 async def test_slack_and_discord_put_the_offer_under_its_words_as_a_button() -> None:
     from gatebot_discord.render import offered_message
     from gatebot_discord.render import render_replies as discord_replies
@@ -192,3 +205,30 @@ def test_the_widget_offers_a_person_with_a_button_that_hands_off(
     expect(messages(page, "customer", "I want to talk to a person")).to_have_count(1)
     expect(messages(page, "agent", "passing you to a person")).to_have_count(1)
     expect(button).to_be_disabled()
+
+
+def test_the_value_a_question_asks_for_and_whether_a_passage_holds_it() -> None:
+    assert asked_value("how long are build logs kept") == "duration"
+    assert asked_value("how many days are caches kept?") == "duration"
+    assert asked_value("how many locations does monitor check from") == "count"
+    assert asked_value("what is the maximum number of parallel jobs") == "count"
+    assert asked_value("how much does it cost") is None  # a pricing entry names no figure
+    assert asked_value("is there a limit") is None and asked_value("do you have SSO") is None
+    assert asked_value("where can I see how long my route is?") is None  # a place, not a value
+    assert holds_value("duration", "Every product has a 14-day free trial")
+    assert holds_value("duration", "The reset link is valid for one hour.")
+    assert not holds_value("duration", "Logs are kept until you delete them.")
+    assert holds_value("count", "checks from twelve locations")
+    assert holds_value("count", "their role: owner, admin, member or viewer")
+    # A length of time is not a count, nor is "one" as a pronoun.
+    text = "Jobs run in parallel unless one names another. Caches are kept for seven days."
+    assert not holds_value("count", text)
+
+
+def test_a_value_asked_for_moves_p_only_when_the_question_asks_one() -> None:
+    assert Specific(None, False, []).adjust(0.7) == (0.7, "")
+    assert Specific("count", False, []).adjust(0.9) == (MISSING_AT, "+count-missing")
+    raised, why = Specific("duration", True, []).adjust(0.4)
+    assert raised > 0.8 and why == "+duration-held"
+    # Held, but the question names something the passage's document never does: left alone.
+    assert Specific("duration", True, ["backup"]).adjust(0.4) == (0.4, "")

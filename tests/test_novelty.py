@@ -229,3 +229,25 @@ def test_a_head_trained_with_hidden_intents_rarely_acts_on_an_unseen_sibling(
     assert acts(head, unseen) <= 0.1
     assert acts(head, fresh) >= 0.5  # a known intent's fresh lines still act, fewer of them
     assert load_head(tmp_path / "h").novelty.fitted == fitted  # type: ignore[attr-defined]
+
+
+def test_only_the_given_intents_are_hidden_when_named() -> None:
+    rng = np.random.default_rng(2)
+    x = np.concatenate([_cluster(rng, c, 10, 0.5) for c in np.eye(16)[:4] * 4])
+    y = np.repeat(np.arange(4), 10)
+    opts = HideOptions(temperature=1.0, gate=0.9, k=1, l2=1e-4, only=[[1, 3]])
+    assert len(hide_intents(x, y, None, opts).scores) == 20  # intents 1 and 3, once each
+
+
+def test_a_tune_hides_and_teaches_as_none_disjoint_seeded_intents() -> None:
+    from bot.heads import NONE
+    from bot.heads.train import TrainOptions, _tune_groups
+
+    labels = [f"i{n}" for n in range(20)] + [NONE]
+    opts = TrainOptions(epochs=1, tune_hidden=0.1, tune_as_none=0.2)
+    hidden, as_none = _tune_groups(labels, opts)
+    assert len(hidden) == 2 and len(as_none) == 4 and not set(hidden) & set(as_none)
+    assert labels.index(NONE) not in hidden + as_none
+    assert _tune_groups(labels, opts) == (hidden, as_none)  # the same draw for the same seed
+    assert _tune_groups(labels[:-1], opts)[1] == []  # nothing to learn as none without it
+    assert _tune_groups(labels, TrainOptions(epochs=1)) == ([], [])

@@ -53,6 +53,9 @@ class HideOptions:
     l2: float
     groups: int = DEFAULT_GROUPS
     seed: int = 0
+    # The intents to hide, one list per fold, instead of dealing them all into ``groups`` folds
+    # (a fine-tuned head hides only those its encoder never saw)
+    only: list[list[int]] | None = None
 
 
 def hide_intents(x: np.ndarray, y: np.ndarray, none: int | None, opts: HideOptions) -> HiddenLines:
@@ -64,7 +67,8 @@ def hide_intents(x: np.ndarray, y: np.ndarray, none: int | None, opts: HideOptio
     intents = sorted(int(c) for c in np.unique(y) if c != none_class)
     scores: list[np.ndarray] = []
     passed: list[np.ndarray] = []
-    for hidden in intent_groups(intents, opts.groups, opts.seed):
+    folds = opts.only if opts.only is not None else intent_groups(intents, opts.groups, opts.seed)
+    for hidden in folds:
         hide = np.isin(y, hidden)
         kept = sorted(int(c) for c in np.unique(y[~hide]))
         if len(kept) < 2:

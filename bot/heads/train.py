@@ -68,6 +68,12 @@ class TrainOptions:
     novelty_false_act: float | None = DEFAULT_FALSE_ACT
     novelty_groups: int = DEFAULT_GROUPS  # folds over the intents when hiding them
     gate: float = 0.9  # the intent gate the head will act at: a hidden line "acts" above it
+    # Fine-tuned mode: share of intents the tune never sees, the novelty threshold then placed on
+    # theirs alone (the tuned encoder never saw them, as it never sees a novel intent)
+    tune_hidden: float = 0.0
+    # Fine-tuned mode: share of other intents the tune learns as ``none`` (unfamiliar topics go to
+    # none); the head's own layer still learns them as themselves
+    tune_as_none: float = 0.0
     progress: bool = False  # a progress bar (epochs, batches, time left) on stderr
 
 
@@ -161,6 +167,7 @@ def _novelty_threshold(
     temperature: float,
     held_known: np.ndarray,
     opts: TrainOptions,
+    only: list[list[int]] | None = None,
 ) -> tuple[float, dict[str, float | int | str]]:
     """The stricter of two thresholds: the quantile of held-out known lines' novelty, and the one
     at which at most ``novelty_false_act`` of hidden intents' lines act (:mod:`bot.heads.heldout`).
@@ -171,7 +178,7 @@ def _novelty_threshold(
         return threshold, fitted
     none = labels.index(NONE) if NONE in labels else None
     hide = HideOptions(
-        temperature, opts.gate, opts.novelty_k, opts.l2, opts.novelty_groups, opts.seed
+        temperature, opts.gate, opts.novelty_k, opts.l2, opts.novelty_groups, opts.seed, only
     )
     hidden = hide_intents(x, y, none, hide)
     by_hidden = false_act_threshold(hidden, opts.novelty_false_act)
@@ -190,6 +197,15 @@ def _in_domain(y: np.ndarray, labels: list[str]) -> np.ndarray:
     return np.asarray(y != labels.index(NONE))
 
 
+def _tune_groups(labels: list[str], opts: TrainOptions) -> tuple[list[int], list[int]]:
+    """The intents the tune never sees, and those it learns as ``none`` (a seeded draw)."""
+    intents = [i for i, label in enumerate(labels) if label != NONE]
+    random.Random(opts.seed + 1).shuffle(intents)
+    n_hidden = round(opts.tune_hidden * len(intents))
+    n_none = round(opts.tune_as_none * len(intents)) if NONE in labels else 0
+    return sorted(intents[:n_hidden]), sorted(intents[n_hidden : n_hidden + n_none])
+
+
 def _finetuned(
     name: str,
     texts: list[str],
@@ -204,12 +220,15 @@ def _finetuned(
 
     fold = _folds(y, max(2, round(1 / opts.calibration_share)), opts.seed)
     cal = fold == 0
+    hidden, as_none = _tune_groups(labels, opts)
+    tuned = ~cal & ~np.isin(y, hidden)
+    tune_y = np.where(np.isin(y, as_none), labels.index(NONE), y) if as_none else y
     encoder = load_encoder(fresh=True)
-    fit_texts = [t for t, c in zip(texts, cal, strict=True) if not c]
+    fit_texts = [t for t, c in zip(texts, tuned, strict=True) if c]
     finetune(
         encoder,
         fit_texts,
-        y[~cal],
+        tune_y[tuned],
         len(labels),
         epochs=opts.epochs,
         train_layers=opts.train_layers,
@@ -222,9 +241,13 @@ def _finetuned(
     known = _in_domain(y, labels)
     bank = x[~cal & known]
     held = knn_novelty(x[cal & known], bank, opts.novelty_k)
-    # The tuned encoder has seen the intents hidden here, so their lines look more novel than a
-    # truly unseen intent's would: this placement errs lenient, and the quantile bounds it.
-    threshold, fitted = _novelty_threshold(x[~cal], y[~cal], labels, temperature, held, opts)
+    # Unless ``tune_hidden`` kept some intents from the tune, the tuned encoder has seen the
+    # intents hidden here, so their lines sit closer to the training lines than a truly unseen
+    # intent's would: that placement errs lenient, and only the quantile bounds it.
+    only = [hidden] if hidden else None
+    threshold, fitted = _novelty_threshold(x[~cal], y[~cal], labels, temperature, held, opts, only)
+    if hidden:
+        fitted.update(tune_hidden=len(hidden), tune_as_none=len(as_none))
     novelty = Novelty(bank, threshold, opts.novelty_k, fitted)
     head = TrainedHead(name, labels, w, b, temperature, novelty=novelty)
     head.save(out, encoder=encoder)

@@ -34,6 +34,7 @@ import numpy as np
 
 from bot.extend.retriever import Fact
 from gatebot_knowledge.index import KnowledgeIndex
+from gatebot_knowledge.specific import check as check_specific
 
 LEXICAL = ("coverage", "coverage_margin", "unseen", "bm25_norm", "bm25_margin")
 DENSE = ("title_cos", "joint_cos", "best_cos", "dense_margin", "cos_z")
@@ -189,9 +190,15 @@ def assess(
     shipped head's P(answerable) for the features in hand."""
     ranked, values, basis = features(index, query, mode, qvec)
     head = shipped_heads()[basis]
+    p_answerable, version = head.prob(values), f"{head.version}/{basis}"
+    if ranked:  # does the best passage hold the value asked for (see .specific)?
+        specific = check_specific(index, query, ranked[0][0])
+        values.update(specific.features())
+        p_answerable, moved = specific.adjust(p_answerable)
+        version += moved
     facts = []
     for row, score in ranked[:k]:
         p = index.passages[row]
         fact_mode = "faq" if p.kind == "faq" else mode
         facts.append(Fact(p.key, p.text, p.source, fact_mode, round(score, 4), p.title))
-    return Evidence(facts, values, head.prob(values), f"{head.version}/{basis}", basis)
+    return Evidence(facts, values, p_answerable, version, basis)

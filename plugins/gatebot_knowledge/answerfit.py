@@ -24,6 +24,8 @@ from gatebot_knowledge.answerability import BASES, LogisticHead, features
 from gatebot_knowledge.evaluate import build_index, read_jsonl, read_qrels
 from gatebot_knowledge.index import KnowledgeIndex, Vectors
 from gatebot_knowledge.passages import Passage
+from gatebot_knowledge.specific import adjusted
+from gatebot_knowledge.specific import check as check_specific
 
 #: Of every five threads, which one is held out (by a hash of its relevant passages' keys).
 HELD_OUT = 0
@@ -73,6 +75,8 @@ def _examples_over(
             if basis == "dense" and qvec is None:
                 continue
             ranked, values[basis], _ = features(index, text, mode, qvec)
+            if ranked:  # the value check's reading, so the scores measure what the agent acts on
+                values[basis].update(check_specific(index, text, ranked[0][0]).features())
             best = index.passages[ranked[0][0]].key if ranked else None
             labels[basis] = int(answerable and best in relevant)
         out.append(Example(text, _held_out(relevant), answerable, values, labels, view))
@@ -172,9 +176,14 @@ def fit(rows: list[Example], version: str) -> dict[str, Any]:
     }
 
 
+def _p(head: LogisticHead, e: Example, basis: str) -> float:
+    """P(answerable) as the agent reads it: the head's, then the value check's."""
+    return adjusted(head.prob(e.values[basis]), e.values[basis])
+
+
 def scores(head: LogisticHead, rows: list[Example], basis: str, threshold: float) -> dict[str, Any]:
     """Precision of the answered, share of answerable answered, false answers on removed."""
-    answered = [e for e in rows if head.prob(e.values[basis]) >= threshold]
+    answered = [e for e in rows if _p(head, e, basis) >= threshold]
     right = sum(e.labels[basis] for e in answered)
     answerable = [e for e in rows if e.labels[basis]]
     removed = [e for e in rows if not e.answerable]
@@ -183,7 +192,7 @@ def scores(head: LogisticHead, rows: list[Example], basis: str, threshold: float
         "precision": round(right / len(answered), 4) if answered else None,
         "answered": round(right / len(answerable), 4) if answerable else None,
         "false_answers_when_removed": round(
-            sum(1 for e in removed if head.prob(e.values[basis]) >= threshold) / len(removed), 4
+            sum(1 for e in removed if _p(head, e, basis) >= threshold) / len(removed), 4
         )
         if removed
         else None,

@@ -156,6 +156,8 @@ class Bm25Index:
         that stem (the fuzzy channel of the module docstring)."""
         out = {}
         for word in _WORD.findall(query.lower()):
+            if word in STOPWORDS:  # a stop word is spelled right ("there" is not "three")
+                continue
             term = stem(word)
             if term in self.vocab or len(word) < TYPO_MIN_LETTERS or term in QUERY_STOPWORDS:
                 continue

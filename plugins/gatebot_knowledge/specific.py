@@ -1,0 +1,178 @@
+"""Does the best passage hold the specific thing asked?
+
+The answerability head reads how well a passage fits a question as a whole (closeness, shared
+words). A question that asks for a value is more specific than that: "how long are build logs
+kept" is answered only by a passage that says for how long, and "what is the maximum number of
+parallel jobs" is not answered by a passage about parallel jobs that gives no number, however
+close it sits. This module reads the kind of value a question asks for and whether the passage
+holds one:
+
+- ``count`` ("how many", "what is the maximum / limit / number of ..."): a number (digits or a
+  number word, "twelve") that is not a length of time, or "unlimited";
+- ``duration`` ("how long", "how soon", "how often", "how many days"): a number followed by a
+  unit of time ("14-day", "30 days", "one hour"), or "every minute".
+
+A count may also be a list that can be counted ("owner, admin, member or viewer").
+
+The check then moves the head's P(answerable) on the logit scale, by declared amounts:
+
+- the value asked for is missing from the passage: P is held at or below :data:`MISSING_AT`
+  (a confident "no"): no fact is asserted that cannot say what was asked;
+- it is there, and every other content word of the question is in the passage or elsewhere in
+  its document (the document's title and sections: "build" in "how long are build logs kept" is
+  in the Pipelines overview, not in its logs section): the logit is raised by :data:`HELD_BOOST`.
+  A question about something the document never names ("how long do you keep backups") is not
+  raised, whatever numbers the passage holds.
+
+Questions that ask for no value (most) are left as the head reads them. "How much" is not read
+as a count: a price question is answered by a pricing entry that names no figure.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+from dataclasses import dataclass
+
+from gatebot_knowledge.index import KnowledgeIndex
+from gatebot_knowledge.lexical import stem, tokenize
+
+#: P(answerable) never above this when the passage lacks the value asked for (a "no" at a 0.6 gate).
+MISSING_AT = 0.3
+#: Added to the head's logit when the value asked for and every content word are held.
+HELD_BOOST = 2.0
+
+_UNITS = r"(?:second|sec|minute|min|hour|hr|day|week|month|year|business day|working day)s?"
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
+    " sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty hundred thousand"
+    " million dozen"
+).split()
+_NUMBER = r"(?:\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
+_DURATION_HELD = re.compile(
+    rf"\b(?:{_NUMBER}[\s-]*{_UNITS}\b|every\s+(?:{_NUMBER}\s+)?{_UNITS}\b|"
+    r"(?:hourly|daily|weekly|monthly|yearly|annually)\b)",
+    re.IGNORECASE,
+)
+#: A count: "one" is left out, being as often a pronoun ("unless one names another").
+_COUNT = r"(?:\d+(?:[.,]\d+)?|" + "|".join(w for w in _NUMBER_WORDS if w != "one") + r")"
+_ANY_NUMBER = re.compile(rf"\b{_COUNT}\b|\bunlimited\b|\bno limit\b", re.IGNORECASE)
+_LIST = re.compile(r"\w+, [\w ]+, [\w ,]*\b(?:and|or) \w+")
+_DURATION_ASKED = re.compile(
+    rf"\bhow\s+(?:long|soon|often|quickly)\b|\bhow\s+many\s+{_UNITS}\b", re.IGNORECASE
+)
+_COUNT_ASKED = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+_LIMIT_ASKED = re.compile(
+    r"^\s*(?:what|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits|number\s+of)\b",
+    re.IGNORECASE,
+)
+_FIND_OUT = re.compile(
+    r"\b(?:where|how)\s+(?:can|do|could|would|should)\s+(?:i|we|you)\s+"
+    r"(?:see|find|check|tell|look|know)\b|\bfind\s+out\b",
+    re.IGNORECASE,
+)
+#: Words that say a value is asked for rather than what it is about ("the trial period").
+_VALUE_WORDS = frozenset(
+    stem(w)
+    for w in "long many soon often quickly period duration time number amount count limit limits"
+    " maximum minimum max min total".split()
+)
+
+
+def asked_value(question: str) -> str | None:
+    """``"duration"``, ``"count"`` or None: the kind of value ``question`` asks for. A question
+    about where or how to find a value asks for a place or a way, not the value ("where can I
+    see how long my route is")."""
+    if _FIND_OUT.search(question):
+        return None
+    if _DURATION_ASKED.search(question):
+        return "duration"
+    if _COUNT_ASKED.search(question) or _LIMIT_ASKED.search(question):
+        return "count"
+    return None
+
+
+def holds_value(kind: str, text: str) -> bool:
+    """Whether ``text`` holds a value of ``kind``."""
+    if kind == "duration":
+        return _DURATION_HELD.search(text) is not None
+    # A count: any number that is not a length of time ("seven days" says how long, not how
+    # many), or a list that can be counted ("owner, admin, member or viewer").
+    rest = _DURATION_HELD.sub(" ", text)
+    return _ANY_NUMBER.search(rest) is not None or _LIST.search(rest) is not None
+
+
+@dataclass
+class Specific:
+    """What the check read: the value asked for, whether the passage holds it, and the question's
+    content words found neither in the passage nor in its document."""
+
+    asked: str | None
+    held: bool
+    missing: list[str]
+
+    def features(self) -> dict[str, float]:
+        return {
+            "asks_value": 0.0 if self.asked is None else 1.0,
+            "holds_value": 1.0 if self.held else 0.0,
+            "words_missing": float(len(self.missing)),
+        }
+
+    def adjust(self, p: float) -> tuple[float, str]:
+        """P(answerable) after the check, and a suffix for the head's version ("" if unmoved)."""
+        if self.asked is None:
+            return p, ""
+        if not self.held:
+            return min(p, MISSING_AT), f"+{self.asked}-missing"
+        if self.missing:
+            return p, ""
+        z = math.log(max(p, 1e-9) / max(1.0 - p, 1e-9)) + HELD_BOOST
+        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z)))), f"+{self.asked}-held"
+
+
+def adjusted(p: float, values: dict[str, float]) -> float:
+    """P(answerable) after the check, from the features :meth:`Specific.features` recorded
+    (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
+    if not values.get("asks_value"):
+        return p
+    missing = ["?"] * int(values.get("words_missing", 0.0))
+    return Specific("value", bool(values.get("holds_value")), missing).adjust(p)[0]
+
+
+#: Per index: each document's rows (sections share the key before "#"), and the words of the
+#: documents read so far. Built on the first value question, so a large corpus is not tokenized
+#: whole: only the documents such questions land on.
+_DOCUMENTS: weakref.WeakKeyDictionary[
+    KnowledgeIndex, tuple[dict[str, list[int]], dict[str, set[str]]]
+]
+_DOCUMENTS = weakref.WeakKeyDictionary()
+
+
+def _document_words(index: KnowledgeIndex, row: int) -> set[str]:
+    """The words of the passage's whole document (every section under the same key)."""
+    held = _DOCUMENTS.get(index)
+    if held is None:
+        rows: dict[str, list[int]] = {}
+        for i, p in enumerate(index.passages):
+            rows.setdefault(p.key.split("#", 1)[0], []).append(i)
+        held = _DOCUMENTS[index] = (rows, {})
+    rows, words = held
+    key = index.passages[row].key.split("#", 1)[0]
+    if key not in words:
+        if len(words) > 4096:
+            words.clear()
+        words[key] = set(tokenize(" ".join(index.passages[i].lexical for i in rows[key])))
+    return words[key]
+
+
+def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
+    """Read ``query`` (as searched: typos already spelled) against the passage at ``row``."""
+    asked = asked_value(query)
+    if asked is None:
+        return Specific(None, False, [])
+    passage = index.passages[row]
+    held = holds_value(asked, f"{passage.title}. {passage.text}")
+    known = _document_words(index, row)
+    terms = [t for t in index.lexical.query_terms(query) if t not in _VALUE_WORDS]
+    return Specific(asked, held, [t for t in terms if t not in known])
