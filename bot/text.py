@@ -57,16 +57,18 @@ def content_tokens(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+def _phrase_pattern(phrase: str) -> re.Pattern[str] | None:
+    """None for a phrase with no words (it matches nothing)."""
     words = tokens(phrase)
+    if not words:
+        return None
     return re.compile(r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, words)) + r"(?![a-z0-9])")
 
 
 def has_phrase(normalised_text: str, phrase: str) -> bool:
     """Whole-word match of ``phrase`` in text already passed through :func:`normalise`."""
-    if not tokens(phrase):
-        return False
-    return _phrase_pattern(phrase).search(normalised_text) is not None
+    pattern = _phrase_pattern(phrase)  # the phrase's words are read once, not per call
+    return pattern is not None and pattern.search(normalised_text) is not None
 
 
 def matching(normalised_text: str, phrases: list[str]) -> list[str]:

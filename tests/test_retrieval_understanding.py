@@ -49,6 +49,8 @@ def test_typos_are_read_as_the_words_they_misspell(pack: Pack) -> None:
     # A real word the pack lacks is not a typo of one it has; short words are left alone.
     assert lexical.corrections("give me a recipe for banana bread") == {}
     assert lexical.corrections("how long are logs kept") == {}
+    # A common word the pack never writes is still no typo: "there" is not "three".
+    assert lexical.corrections("is there a free trial for a team of 40?") == {}
     assert one_typo_apart("slakc", "slack") and one_typo_apart("monitr", "monitor")
     assert not one_typo_apart("xmonitor", "monitor") and not one_typo_apart("slack", "slack")
     assert respell("is there a fre trail", frozenset({"trial"})) == "is there a fre trial"

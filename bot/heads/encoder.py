@@ -26,6 +26,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ def load_encoder(path: str | Path | None = None, *, fresh: bool = False) -> Any:
     ``fresh`` gives a private sentence-transformers copy for fine-tuning, so training never
     mutates the shared one.
     """
-    key = str(Path(path or shipped_path()).resolve())
+    key = _resolved(str(path or shipped_path()))
     if fresh:
         model = load_torch(key)
         model.max_seq_length = MAX_SEQ_LENGTH
@@ -129,6 +130,13 @@ def load_encoder(path: str | Path | None = None, *, fresh: bool = False) -> Any:
         _cache[chosen, key] = model
     log.info("encoder: %s (%s) loaded in %.2fs", Path(key).name, chosen, _since(started))
     return model
+
+
+@lru_cache(maxsize=256)
+def _resolved(path: str) -> str:
+    """A folder's resolved path, once per path: every turn asks for the shipped encoder, and
+    resolving walks the file system (about 1% of a turn's CPU under load)."""
+    return str(Path(path).resolve())
 
 
 def _load_onnx(key: str, quantize: bool) -> Any:

@@ -6,10 +6,13 @@ torch, no export step, no file written. Everything around the layers stays the n
 the embeddings' lookup, mean pooling and unit length. The layers are the numpy pass's, node for
 node (LayerNorm, exact GELU, softmax attention), except the six weight matrix products per layer:
 each weight matrix is quantised to int8 once, symmetric, one scale per output column, and
-multiplied by ORT's ``DynamicQuantizeMatMul`` (the activations quantised to uint8 per call). That
-product is where the pass spends its time, and int8 costs it far less CPU; the vectors move a
-little (cosine about 0.99 with the float ones), so the heads' reads agree with the numpy
-encoder's on most texts, not all (README: The encoder). Attention's own products stay float32.
+multiplied by ORT's ``DynamicQuantizeMatMul`` (the activations quantised to uint8 per call, so
+each text runs alone: see :meth:`OnnxEncoder._forward`). That product is where the pass spends
+its time, and int8 costs it far less CPU; the vectors move a little (cosine about 0.99 with the
+float ones), so the heads' reads agree with the numpy encoder's on most texts, not all (README:
+The encoder). Attention's own products stay float32. ``quantize=False`` (``onnx-float``) keeps
+the weights float32: the numpy encoder's vectors (cosine >= 0.9999), batched, at about half its
+CPU.
 
 One ORT thread per call, as the numpy encoder's one BLAS thread: concurrent turns already embed on
 several threads, and a session is safe to run from many threads at once.
@@ -50,6 +53,11 @@ class OnnxEncoder(NumpyEncoder):
         self.layers = []  # the float copies live in the session now
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
+        if self.quantized and len(batch) > 1:
+            # One text per pass: the activations' int8 scale is taken over the whole input, so
+            # in a batch a text's vector would depend on the texts beside it (cosine 0.995
+            # alone against batched). Alone, a message reads the same whatever arrives with it.
+            return np.concatenate([self._forward([ids]) for ids in batch])
         length = max(len(ids) for ids in batch)
         ids = np.zeros((len(batch), length), dtype=np.int64)
         mask = np.zeros((len(batch), length), dtype=np.float32)

@@ -159,6 +159,8 @@ class Bm25Index:
             term = stem(word)
             if term in self.vocab or len(word) < TYPO_MIN_LETTERS or term in QUERY_STOPWORDS:
                 continue
+            if word in STOPWORDS:  # "is there a trial" is not a typo of "three"
+                continue
             fix = self._nearest(word)
             if fix is not None:
                 out[term] = fix
