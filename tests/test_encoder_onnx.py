@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (the onnx extra)")
 
-from bot.heads import encoder as encoder_module  # noqa: E402
-from bot.heads.encoder import MAX_SEQ_LENGTH, embed, load_encoder, shipped_path  # noqa: E402
-from bot.heads.encoder_numpy import NumpyEncoder  # noqa: E402
-from bot.heads.encoder_onnx import OnnxEncoder, quantize_columns  # noqa: E402
-from tests.test_encoder_numpy import TEXTS  # noqa: E402
+from bot.heads import encoder as encoder_module
+from bot.heads.encoder import MAX_SEQ_LENGTH, embed, load_encoder, shipped_path
+from bot.heads.encoder_numpy import NumpyEncoder
+from bot.heads.encoder_onnx import OnnxEncoder, quantize_columns
+from tests.test_encoder_numpy import TEXTS
 
 
 @pytest.fixture(scope="module")
