@@ -70,3 +70,19 @@ def test_int8_passages_get_vectors_of_their_own(monkeypatch: pytest.MonkeyPatch)
     assert int8 is not None and float_ is not None
     assert "+int8" in int8.model_id and "+int8" not in float_.model_id
     assert int8.model is heads_copy  # the heads' copy, not a second one
+
+
+def test_without_onnxruntime_the_heads_stand_down_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import sys
+
+    from bot.packs import load_pack
+    from bot.turn.reading import Readers
+    from tests.test_encoder_numpy import ROOT
+
+    monkeypatch.setenv("GATEBOT_ENCODER", "onnx")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+    readers = Readers(load_pack(ROOT / "knowledge" / "acme"), use_heads=True)
+    assert readers.intent_head is None and readers.sentiment_head is None
+    assert "pip install 'gatebot[onnx]'" in caplog.text

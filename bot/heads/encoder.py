@@ -139,14 +139,26 @@ def _resolved(path: str) -> str:
     return str(Path(path).resolve())
 
 
+def require_backend() -> None:
+    """ImportError naming the extra when the chosen backend's packages are missing: raised when a
+    head loads, so the readers fall back to the keyword router with the reason logged, as they
+    do without the model package, rather than failing every turn."""
+    chosen = backend()
+    if chosen in ("onnx", "onnx-float"):
+        try:
+            import onnx  # noqa: F401
+            import onnxruntime  # noqa: F401
+        except ImportError as exc:
+            raise ImportError(
+                f"GATEBOT_ENCODER={chosen} needs onnxruntime and onnx "
+                f"(pip install 'gatebot[onnx]'): {exc}"
+            ) from exc
+
+
 def _load_onnx(key: str, quantize: bool) -> Any:
-    try:
-        from bot.heads.encoder_onnx import OnnxEncoder
-    except ImportError as exc:  # a clear reason, not a stack trace into an import
-        raise RuntimeError(
-            f"GATEBOT_ENCODER={backend()} needs onnxruntime and onnx "
-            f"(pip install 'gatebot[onnx]'): {exc}"
-        ) from exc
+    require_backend()
+    from bot.heads.encoder_onnx import OnnxEncoder
+
     return OnnxEncoder(key, quantize=quantize)
 
 
