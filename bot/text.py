@@ -71,8 +71,20 @@ def has_phrase(normalised_text: str, phrase: str) -> bool:
     return pattern is not None and pattern.search(normalised_text) is not None
 
 
+_RUN = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=4096)
+def _phrase_runs(phrase: str) -> frozenset[str]:
+    return frozenset(_RUN.findall(" ".join(tokens(phrase))))
+
+
 def matching(normalised_text: str, phrases: list[str]) -> list[str]:
-    return [p for p in phrases if has_phrase(normalised_text, p)]
+    """The ``phrases`` found in the text, in order. A phrase matches only where each of its runs
+    of letters and digits stands whole in the text (the pattern's own boundaries), so a phrase
+    with a run the text lacks is skipped before its pattern runs: most of a long keyword list."""
+    runs = set(_RUN.findall(normalised_text))
+    return [p for p in phrases if _phrase_runs(p) <= runs and has_phrase(normalised_text, p)]
 
 
 #: A word this long or longer may be read as a typo of a declared keyword (see :func:`respell`).

@@ -125,3 +125,13 @@ async def test_without_the_multilingual_encoder_nothing_english_is_cited(
     assert body["replies"][0]["text"] == app.pack.template("not_in_knowledge_language", "de")
     assert body["replies"][1]["card"] == "offer_person"
     assert _cited(body) == [] and _check(body)["outcome"] != "act"
+
+
+def test_a_keyword_list_matches_as_each_phrase_alone() -> None:
+    from bot.text import has_phrase, matching, normalise
+
+    phrases = ["i'm", "don", "don't", "e-mail", "log in", "", "!!", "trial", "free trial", "x86"]
+    for text in ["I'm here, don't go", "e-mail me", "log   in please", "free-trial x86_64", ""]:
+        n = normalise(text)
+        assert matching(n, phrases) == [p for p in phrases if has_phrase(n, p)]
+    assert matching(normalise("log   in please"), phrases) == ["log in"]
