@@ -39,6 +39,7 @@ pytest: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/encoder.py
+	$(BIN)/python bench/encoder_onnx.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/turns.py
 	$(BIN)/python bench/pipeline.py

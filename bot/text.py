@@ -57,20 +57,34 @@ def content_tokens(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+def _phrase_pattern(phrase: str) -> re.Pattern[str] | None:
+    """None for a phrase with no words (it matches nothing)."""
     words = tokens(phrase)
+    if not words:
+        return None
     return re.compile(r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, words)) + r"(?![a-z0-9])")
 
 
 def has_phrase(normalised_text: str, phrase: str) -> bool:
     """Whole-word match of ``phrase`` in text already passed through :func:`normalise`."""
-    if not tokens(phrase):
-        return False
-    return _phrase_pattern(phrase).search(normalised_text) is not None
+    pattern = _phrase_pattern(phrase)  # the phrase's words are read once, not per call
+    return pattern is not None and pattern.search(normalised_text) is not None
+
+
+_RUN = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=4096)
+def _phrase_runs(phrase: str) -> frozenset[str]:
+    return frozenset(_RUN.findall(" ".join(tokens(phrase))))
 
 
 def matching(normalised_text: str, phrases: list[str]) -> list[str]:
-    return [p for p in phrases if has_phrase(normalised_text, p)]
+    """The ``phrases`` found in the text, in order. A phrase matches only where each of its runs
+    of letters and digits stands whole in the text (the pattern's own boundaries), so a phrase
+    with a run the text lacks is skipped before its pattern runs: most of a long keyword list."""
+    runs = set(_RUN.findall(normalised_text))
+    return [p for p in phrases if _phrase_runs(p) <= runs and has_phrase(normalised_text, p)]
 
 
 #: A word this long or longer may be read as a typo of a declared keyword (see :func:`respell`).

@@ -50,6 +50,8 @@ def test_typos_are_read_as_the_words_they_misspell(pack: Pack) -> None:
     assert lexical.corrections("give me a recipe for banana bread") == {}
     assert lexical.corrections("how long are logs kept") == {}
     assert lexical.corrections("how many roles are there") == {}  # a stop word, not "three"
+    # A common word the pack never writes is still no typo: "there" is not "three".
+    assert lexical.corrections("is there a free trial for a team of 40?") == {}
     assert one_typo_apart("slakc", "slack") and one_typo_apart("monitr", "monitor")
     assert not one_typo_apart("xmonitor", "monitor") and not one_typo_apart("slack", "slack")
     assert respell("is there a fre trail", frozenset({"trial"})) == "is there a fre trial"
@@ -124,3 +126,13 @@ async def test_without_the_multilingual_encoder_nothing_english_is_cited(
     assert body["replies"][0]["text"] == app.pack.template("not_in_knowledge_language", "de")
     assert body["replies"][1]["card"] == "offer_person"
     assert _cited(body) == [] and _check(body)["outcome"] != "act"
+
+
+def test_a_keyword_list_matches_as_each_phrase_alone() -> None:
+    from bot.text import has_phrase, matching, normalise
+
+    phrases = ["i'm", "don", "don't", "e-mail", "log in", "", "!!", "trial", "free trial", "x86"]
+    for text in ["I'm here, don't go", "e-mail me", "log   in please", "free-trial x86_64", ""]:
+        n = normalise(text)
+        assert matching(n, phrases) == [p for p in phrases if has_phrase(n, p)]
+    assert matching(normalise("log   in please"), phrases) == ["log in"]

@@ -59,9 +59,13 @@ class Novelty:
 
     def __post_init__(self) -> None:
         self.bank = np.asarray(self.bank, dtype=np.float16)  # half the bytes; cosines barely move
+        self._widened: tuple[np.ndarray, np.ndarray] | None = None  # (bank, its float32 copy)
 
     def scores(self, x: np.ndarray) -> np.ndarray:
-        return knn_novelty(x, self.bank, self.k)
+        # Widened once, not per message: the conversion cost more than the product itself.
+        if self._widened is None or self._widened[0] is not self.bank:
+            self._widened = (self.bank, np.asarray(self.bank, dtype=np.float32))
+        return knn_novelty(x, self._widened[1], self.k)
 
     def novel(self, x: np.ndarray) -> np.ndarray:
         """True where a row is farther from the training lines than the threshold allows."""

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from bot.heads import NONE, Head, content_version
-from bot.heads.encoder import SHIPPED, embed, load_encoder, shipped_version
+from bot.heads.encoder import SHIPPED, embed, load_encoder, require_backend, shipped_version
 from bot.heads.linear import softmax
 from bot.heads.novelty import Novelty
 
@@ -143,6 +143,7 @@ def load_trained(path: str | Path) -> TrainedHead:
     """Read a head folder written by :meth:`TrainedHead.save`. Never touches the network."""
     from safetensors.numpy import load_file
 
+    require_backend()  # a backend that cannot load fails here, once, not on every message
     root = Path(path)
     config_file = root / CONFIG
     if not config_file.is_file():

@@ -26,9 +26,9 @@ class MessageVectors:
     async def get(self, text: str) -> QueryVector | None:
         if self.batcher is None:
             return None
-        from bot.heads.encoder import MAX_SEQ_LENGTH, backend, load_encoder
+        from bot.heads.encoder import IN_PROCESS, MAX_SEQ_LENGTH, backend, load_encoder
 
-        if backend() != "numpy":
+        if backend() not in IN_PROCESS:
             return None
         encoder = load_encoder()
         if len(encoder.token_ids([text], encoder.folder_max_length)[0]) > MAX_SEQ_LENGTH:

@@ -246,10 +246,10 @@ class ScopeCheck:
         thread, not a task: it outlives no event loop and needs no stopping. A daemon with the
         numpy encoder, so a process stopped mid-fit exits at once; not with torch, which aborts
         under a thread killed at exit (the process then waits for the fit)."""
-        from bot.heads.encoder import backend
+        from bot.heads.encoder import IN_PROCESS, backend
 
         if self._batcher is not None and self._key() not in _domains:
-            daemon = backend() == "numpy"
+            daemon = backend() in IN_PROCESS
             threading.Thread(target=self._build_or_log, name="scope-fit", daemon=daemon).start()
 
     async def domain(self) -> Domain | None:

@@ -249,6 +249,8 @@ def load_embedder() -> Embedder | None:
         return None
     from bot.heads.encoder import backend
 
+    if backend() == "onnx":  # int8 weights move the vectors: passages get vectors of their own
+        model_id += "+int8"
     key = f"{backend()}:{model_id}"
     with _lock:
         if key in _cache:
@@ -272,9 +274,9 @@ def load_embedder() -> Embedder | None:
 def _load_model(path: Path) -> tuple[Any, int]:
     """(model, token limit): the process's shared numpy encoder of ``path`` (the heads' own when
     it is the shipped one), or a sentence-transformers copy with GATEBOT_ENCODER=torch."""
-    from bot.heads.encoder import backend, load_encoder, load_torch
+    from bot.heads.encoder import IN_PROCESS, backend, load_encoder, load_torch
 
-    if backend() == "numpy":
+    if backend() in IN_PROCESS:
         model = load_encoder(path)
         return model, int(model.folder_max_length)
     model = load_torch(path)
