@@ -40,13 +40,14 @@ def draw(panels: list[dict[str, Any]], path: Path) -> Path:
             alpha=0.8,
             label="observed",
         )
-        ax.plot(
+        ax.plot(  # the bin's mean confidence: its gap to the bar's top is the miscalibration
+            centres,
             [b["confidence"] for b in bins],
-            [b["accuracy"] for b in bins],
-            "o",
+            "_",
             color="#e45756",
-            markersize=3,
-            label="mean confidence",
+            markersize=9,
+            markeredgewidth=2,
+            label="said (mean confidence)",
         )
         if panel.get("gate") is not None:
             ax.axvline(panel["gate"], color="#54a24b", linewidth=1, label=f"gate {panel['gate']}")

@@ -20,6 +20,10 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+def _value_line(line: str) -> bool:
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
 def _block(lines: list[str], start: int, parent: int) -> int:
     """The index after the block of lines below ``start`` indented deeper than ``parent``."""
     end = start + 1
@@ -64,7 +68,8 @@ def set_pin(pack_yaml: Path, name: str, fields: dict[str, str | None]) -> None:
             continue
         text = f"{' ' * child}{key}: {value}"
         if at is None:
-            last = max((i for i in range(pin + 1, pin_end) if lines[i].strip()), default=pin)
+            own = (i for i in range(pin + 1, pin_end) if _value_line(lines[i]))
+            last = max(own, default=pin)  # before any comment that heads the next pin
             lines.insert(last + 1, text)
             pin_end += 1
         else:

@@ -159,3 +159,23 @@ def _turn(
         conn.execute(sa.insert(LABELS), {**label, "created_at": stamp, "updated_at": stamp})
         counts["labels"] += 1
     return Turn(id=turn_id, **row)
+
+
+#: The sample story: the pinned head is a little overconfident and rarely sure; the worse
+#: candidate is sure more often and wrong more often; the better one is sure often, and right.
+PINNED = (8.0, 1.5, -0.05)
+WORSE = (12.0, 1.0, -0.15)
+BETTER = (12.0, 1.0, 0.0)
+
+
+def demo_traffic(
+    intents: list[str], pinned: str, worse: str, better: str, conversations: int = 2000
+) -> Traffic:
+    """2,000 conversations: the worse candidate beside the pinned head for the first half, the
+    better one for the second (as when a refused candidate is retrained and tried again)."""
+    return Traffic(
+        conversations,
+        intents,
+        Profile(pinned, *PINNED),
+        [Profile(worse, *WORSE), Profile(better, *BETTER)],
+    )
