@@ -117,15 +117,7 @@ def document() -> dict[str, Any]:
         "/api/staff/escalations/{id}/{verb}": {
             "post": {**_staff("Act on an escalation", [_id(), _id("verb")]), "requestBody": action}
         },
-        "/api/outcomes": {"post": {**_staff("Record an outcome"), "requestBody": _outcome()}},
-        "/api/turns/{id}/label": {
-            "post": {
-                **_staff("Confirm or correct a turn's intent", [_id()]),
-                "requestBody": _body(
-                    {"intent": {"type": "string"}, "staff": {"type": "string"}}, ["intent"]
-                ),
-            }
-        },
+        **_label_paths(),
         "/healthz": {"get": {"summary": "Health", "responses": _answers(200, 503)}},
     }
     return {
@@ -133,6 +125,17 @@ def document() -> dict[str, Any]:
         "info": {"title": "gatebot", "version": "1"},
         "paths": paths,
         "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+    }
+
+
+def _label_paths() -> dict[str, Any]:
+    """The staff routes that record what happened: outcomes, and a turn's confirmed intent."""
+    label = _body({"intent": {"type": "string"}, "staff": {"type": "string"}}, ["intent"])
+    return {
+        "/api/outcomes": {"post": {**_staff("Record an outcome"), "requestBody": _outcome()}},
+        "/api/turns/{id}/label": {
+            "post": {**_staff("Confirm or correct a turn's intent", [_id()]), "requestBody": label}
+        },
     }
 
 
