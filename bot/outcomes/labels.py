@@ -5,6 +5,7 @@ Every field is checked before anything is written, so a bad request stores nothi
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -41,7 +42,9 @@ def parse_outcome(data: dict[str, Any]) -> dict[str, Any]:
     if kind not in KINDS:
         raise OutcomeError(f"kind must be one of {', '.join(KINDS)}")
     value = data.get("value")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+    ):
         raise OutcomeError("value must be a number")
     at = data.get("at")
     occurred = None

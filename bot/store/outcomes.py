@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from bot.errors import StoreError
 from bot.store.models import Outcome, Turn, TurnLabel, now
 
 
@@ -44,8 +45,8 @@ class OutcomesMixin:
             except IntegrityError:  # a concurrent delivery of the same webhook won the race
                 s.rollback()
         found = self.outcome_by_external(outcome.external_id or "")
-        if found is None:
-            raise
+        if found is None:  # not a duplicate: some other constraint refused the row
+            raise StoreError(f"outcome for {outcome.conversation_id} was refused by the database")
         return found, True
 
     def outcome_by_external(self, external_id: str) -> Outcome | None:
