@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/scope.py
 	$(BIN)/python bench/answerability.py
 	$(BIN)/python bench/inspector.py
+	$(BIN)/python bench/outcomes.py
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache

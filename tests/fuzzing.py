@@ -174,7 +174,11 @@ def requests(draw: st.DrawFn, server: LiveServer) -> Request:
     good_auth = (b"Authorization", f"Bearer {server.token}".encode())
     staff_auth = (b"Authorization", f"Bearer {ADMIN_TOKEN}".encode())
     cid = server.conversation if draw(st.booleans()) else draw(path_ids)
-    route = draw(st.sampled_from(["create", "message", "read", "staff", "fork", "act", "runs"]))
+    route = draw(
+        st.sampled_from(
+            ["create", "message", "read", "staff", "fork", "act", "runs", "outcome", "label"]
+        )
+    )
     paths = {
         "create": ("POST", "/api/conversations", ("language",)),
         "message": ("POST", f"/api/conversations/{cid}/messages", ("text", "client_message_id")),
@@ -187,6 +191,8 @@ def requests(draw: st.DrawFn, server: LiveServer) -> Request:
         ),
         "act": ("POST", f"/api/staff/escalations/{draw(path_ids)}/resolve", ("staff", "text")),
         "runs": ("GET", f"/api/staff/runs?conversation={draw(path_ids)}", ()),
+        "outcome": ("POST", "/api/outcomes", ("conversation_id", "kind", "external_id", "value")),
+        "label": ("POST", f"/api/turns/{draw(path_ids)}/label", ("intent", "staff")),
     }
     method, path, fields = paths[route]
     body = draw(json_bodies(fields) | raw_bodies) if method == "POST" else b""

@@ -149,8 +149,8 @@ async def test_export_and_erase_one_customer(tmp_path: Path, database_url: str) 
     erased = _data(tmp_path, database_url, "erase", "--email", "alex@example.com", "--yes")
     assert erased["conversations"] == [alex]
     assert erased["erased"] == {
-        "staff_relays": 1, "turns": 0, "messages": 2, "escalations": 1, "checkpoints": 2,
-        "flow_runs": 2, "conversations": 1, "jsonl_lines": 2,
+        "staff_relays": 1, "turn_labels": 0, "outcomes": 0, "turns": 0, "messages": 2,
+        "escalations": 1, "checkpoints": 2, "flow_runs": 2, "conversations": 1, "jsonl_lines": 2,
     }  # fmt: skip
     assert store.get_conversation(alex) is None and store.messages(sam)
     assert not store.staff_relayed("slack", "T1") and store.flow_runs(alex) == []

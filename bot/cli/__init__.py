@@ -15,6 +15,7 @@ from bot.cli import (
     evalset,
     flows,
     heads,
+    heads_outcomes,
     plugins_cmd,
     preflight,
     replay,
@@ -62,6 +63,8 @@ COMMANDS = (
 )
 for module in COMMANDS:
     cli.add_command(module.command)
+heads.command.add_command(heads_outcomes.report)
+heads.command.add_command(heads_outcomes.promote)
 
 
 def main() -> None:

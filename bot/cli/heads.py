@@ -56,6 +56,14 @@ def _wrote(out: Path) -> str:
     return f"{out} ({', '.join(top)}; {total / 1024:.0f} KB)"
 
 
+def _train_candidate(pack_dir: Path | None, name: str, opts: TrainOptions, holdout: float) -> None:
+    if pack_dir is None or name != "intent":
+        raise click.UsageError("--candidate trains --pack's intent head")
+    from bot.cli.heads_outcomes import train_candidate
+
+    click.echo(train_candidate(pack_dir, name, opts, holdout))
+
+
 @click.group("heads")
 def command() -> None:
     """Train and evaluate the small classifiers (heads) that read intent and sentiment."""
@@ -104,6 +112,18 @@ def command() -> None:
 @click.option(
     "--gate", default=DEFAULT_GATE, show_default=True, help="The intent gate the head acts at."
 )
+@click.option(
+    "--candidate",
+    is_flag=True,
+    help="With --pack: train on the pack's lines plus the turns staff labelled (DATABASE_URL), "
+    "write PACK/heads/NAME.candidate and pin it as the candidate read in the shadow.",
+)
+@click.option(
+    "--holdout",
+    default=0.3,
+    show_default=True,
+    help="With --candidate: the share of labelled turns kept out of training, for promotion.",
+)
 def train(
     data: Path | None,
     pack_dir: Path | None,
@@ -115,12 +135,17 @@ def train(
     seed: int,
     novelty_false_act: float,
     gate: float,
+    candidate: bool,
+    holdout: float,
 ) -> None:
     """Train a head and print its version (NAME@HASH) for a pack to pin."""
     from bot.heads.train import read_jsonl, train_head
 
     if (data is None) == (pack_dir is None):
         raise click.UsageError("give exactly one of --data or --pack")
+    if candidate:  # the pack's lines and staff's labels, pinned beside the head, never acting
+        opts = _options(epochs, train_layers, no_none, seed, (novelty_false_act, gate))
+        return _train_candidate(pack_dir, name, opts, holdout)
     if pack_dir is not None:
         from bot.packs import load_pack
 

@@ -18,8 +18,19 @@ from bot.events import EventBus
 from bot.lease import connection_lease
 from bot.leasekeeper import LeasedConnection
 from bot.metrics import Metrics
+from bot.outcomes import labels
 from bot.packs.model import Pack
-from bot.store import Conversation, Escalation, FlowCheckpoint, FlowRun, Message, Store, Turn
+from bot.store import (
+    Conversation,
+    Escalation,
+    FlowCheckpoint,
+    FlowRun,
+    Message,
+    Outcome,
+    Store,
+    Turn,
+    TurnLabel,
+)
 from bot.store.runner import StoreRunner
 
 T = TypeVar("T")
@@ -200,6 +211,19 @@ class ChannelHost:
     def ping(self) -> None:
         """Raise when the database cannot be reached (the health check)."""
         self._store.ping()
+
+    # -- outcomes and labels, for the staff API --------------------------------------------------
+
+    async def record_outcome(self, data: dict[str, Any]) -> tuple[Outcome, bool]:
+        """An outcome from a request body (a CRM or billing webhook): checked, then stored with
+        links to the conversation's turns; (the row, whether its external id was seen before).
+        Raises OutcomeError for bad input and NotFound for an unknown conversation."""
+        fields = labels.parse_outcome(data)
+        return await self._db.call(labels.record_outcome, self._store, fields, "api")
+
+    async def label_turn(self, turn_id: int, data: dict[str, Any]) -> tuple[TurnLabel, Turn]:
+        """Staff confirming or correcting a turn's intent (``{"intent", "staff"?}``)."""
+        return await self._db.call(labels.label_turn, self._store, self.pack, turn_id, data)
 
     # -- flows, for the staff API --------------------------------------------------------------
 

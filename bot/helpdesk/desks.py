@@ -25,6 +25,8 @@ from bot.helpdesk.channel import (
 from bot.helpdesk.summary import summary
 from bot.helpdesk.sweep import sweep
 from bot.metrics import Metrics
+from bot.outcomes import KINDS
+from bot.outcomes.labels import record_outcome
 from bot.packs.model import HelpDesk, Pack
 from bot.store import Conversation, Escalation, Message, Store
 from bot.store.runner import StoreRunner
@@ -201,6 +203,10 @@ class HelpDesks:
                 esc.id or 0, status="resolved", staff=staff, outcome=outcome
             )
             self.store.update_conversation(esc.conversation_id, paused=False, status="resolved")
+            if outcome in KINDS:  # a label for the turns that led here, once per escalation
+                fields = {"conversation_id": esc.conversation_id, "kind": outcome, "staff": staff}
+                fields["external_id"] = f"escalation:{esc.id}:{outcome}"
+                record_outcome(self.store, fields, "escalation")
         return Acted(self._escalation(escalation_id))
 
     async def _check_member(self, esc: Escalation, staff: str) -> None:

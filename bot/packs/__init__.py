@@ -216,20 +216,27 @@ def _faq_entry(raw: dict[str, Any]) -> FaqEntry:
 def _check_heads(pack: Pack, meta: _Loaded, errors: list[PackError]) -> None:
     """A pinned head must be there, byte for byte the version the pack names."""
     for name, pin in pack.heads.items():
-        folder = pack.root / pin["path"]
         where = ("heads", name)
-        if not (folder / "config.json").is_file():
-            errors.append(meta.error((*where, "path"), f"no trained head at {pin['path']}"))
-            continue
-        actual = content_version(folder, name)
-        if actual != pin["version"]:
-            errors.append(
-                meta.error(
-                    (*where, "version"),
-                    f"pins {pin['version']} but the files are {actual}: retrain with "
-                    f"`gatebot heads train --pack` or update the pin",
+        pairs = [("path", "version")]
+        if "candidate" in pin or "candidate_version" in pin:  # a shadow head is pinned too
+            pairs.append(("candidate", "candidate_version"))
+        for path_key, version_key in pairs:
+            if path_key not in pin or version_key not in pin:
+                errors.append(meta.error(where, f"{path_key} needs {version_key} and back"))
+                continue
+            folder = pack.root / pin[path_key]
+            if not (folder / "config.json").is_file():
+                errors.append(meta.error((*where, path_key), f"no trained head at {pin[path_key]}"))
+                continue
+            actual = content_version(folder, name)
+            if actual != pin[version_key]:
+                errors.append(
+                    meta.error(
+                        (*where, version_key),
+                        f"pins {pin[version_key]} but the files are {actual}: retrain with "
+                        f"`gatebot heads train --pack` or update the pin",
+                    )
                 )
-            )
 
 
 def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError]) -> None:

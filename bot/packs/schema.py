@@ -128,7 +128,11 @@ PACK = _obj(
         "offers": _str_list,
         "heads": {
             "type": "object",
-            "additionalProperties": _obj({"path": _str, "version": _str}, ["path", "version"]),
+            "additionalProperties": _obj(
+                # candidate: a head read beside the pinned one, never acting (a shadow)
+                {"path": _str, "version": _str, "candidate": _str, "candidate_version": _str},
+                ["path", "version"],
+            ),
         },
         "booking": _obj(
             {"enabled": {"type": "boolean"}, "url": _str, "contact": _str}, ["enabled", "contact"]

@@ -30,21 +30,27 @@ from bot.store.models import (
     FlowCheckpoint,
     FlowRun,
     Message,
+    Outcome,
     StaffRelay,
     Turn,
+    TurnLabel,
     now,
 )
+from bot.store.outcomes import LabelledTurn, OutcomesMixin
 
 __all__ = [
     "Conversation",
     "Escalation",
     "FlowCheckpoint",
     "FlowRun",
+    "LabelledTurn",
     "Message",
+    "Outcome",
     "Received",
     "StaffRelay",
     "Store",
     "Turn",
+    "TurnLabel",
     "normalise_url",
 ]
 
@@ -61,7 +67,7 @@ def _hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin):
+class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin, OutcomesMixin):
     def __init__(self, url: str, **engine_args: Any) -> None:
         self.url = normalise_url(url)
         self.engine = make_engine(self.url, **engine_args)

@@ -4,7 +4,7 @@ everything held about them, erase it and record the erasure (``gatebot data``).
 A customer is a conversation, or an email address: every conversation whose messages, state or
 channel thread name it. What one conversation holds: the conversation row, its messages (the
 inbox and the transcript), turn records, escalations, staff relays, flow runs (forks of them
-included) and their checkpoints.
+included) and their checkpoints, outcomes and staff's labels of its turns.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from bot.store.models import (
     FlowCheckpoint,
     FlowRun,
     Message,
+    Outcome,
     StaffRelay,
     Turn,
+    TurnLabel,
     now,
 )
 
@@ -35,6 +37,8 @@ RELAYS = StaffRelay.__table__  # type: ignore[attr-defined]
 RUNS = FlowRun.__table__  # type: ignore[attr-defined]
 CHECKPOINTS = FlowCheckpoint.__table__  # type: ignore[attr-defined]
 ERASURES = Erasure.__table__  # type: ignore[attr-defined]
+OUTCOMES = Outcome.__table__  # type: ignore[attr-defined]
+LABELS = TurnLabel.__table__  # type: ignore[attr-defined]
 
 #: Held for the bot, not about the customer: a bearer token's hash is a credential.
 _NOT_EXPORTED = {"token_hash"}
@@ -155,6 +159,13 @@ def _export_one(conn: Connection, cid: str, conv: dict[str, Any]) -> dict[str, A
         ),
         "staff_relays": _rows(conn, sa.select(RELAYS).where(RELAYS.c.message_id.in_(message_ids))),
         "flow_runs": runs,
+        "outcomes": _rows(conn, sa.select(OUTCOMES).where(OUTCOMES.c.conversation_id == cid)),
+        "turn_labels": _rows(
+            conn,
+            sa.select(LABELS).where(
+                LABELS.c.turn_id.in_(sa.select(TURNS.c.id).where(TURNS.c.conversation_id == cid))
+            ),
+        ),
     }
 
 
@@ -162,8 +173,11 @@ def _delete_all(conn: Connection, ids: list[str]) -> dict[str, int]:
     """Children before parents (turns name messages, messages name conversations)."""
     runs = _run_ids(conn, ids)
     message_ids = sa.select(MESSAGES.c.id).where(MESSAGES.c.conversation_id.in_(ids))
+    turn_ids = sa.select(TURNS.c.id).where(TURNS.c.conversation_id.in_(ids))
     steps = [
         ("staff_relays", sa.delete(RELAYS).where(RELAYS.c.message_id.in_(message_ids))),
+        ("turn_labels", sa.delete(LABELS).where(LABELS.c.turn_id.in_(turn_ids))),
+        ("outcomes", sa.delete(OUTCOMES).where(OUTCOMES.c.conversation_id.in_(ids))),
         ("turns", sa.delete(TURNS).where(TURNS.c.conversation_id.in_(ids))),
         ("messages", sa.delete(MESSAGES).where(MESSAGES.c.conversation_id.in_(ids))),
         ("escalations", sa.delete(ESCALATIONS).where(ESCALATIONS.c.conversation_id.in_(ids))),

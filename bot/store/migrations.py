@@ -271,6 +271,50 @@ def m009_staff_author_name(conn: Connection) -> None:
 
 
 @migration
+def m010_outcomes(conn: Connection) -> None:
+    """Outcomes as labels: what became of a conversation (a trial, a purchase, a churn, a
+    resolved escalation), linked to the turns and head versions that led to it; and staff's
+    confirmed or corrected reading of one turn (its intent), what head evaluation scores against."""
+    md = sa.MetaData()
+    for parent in ("conversations", "turns"):  # as they are now, for the foreign keys only
+        sa.Table(parent, md, autoload_with=conn)
+    sa.Table(
+        "outcomes",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column(
+            "conversation_id",
+            sa.String(64),
+            sa.ForeignKey("conversations.id"),
+            nullable=False,
+            index=True,
+        ),
+        sa.Column("kind", sa.String(16), nullable=False, index=True),
+        sa.Column("source", sa.String(16), nullable=False),  # api | escalation
+        sa.Column("external_id", sa.String(255), unique=True),  # a webhook's id: idempotent
+        sa.Column("staff", sa.String(255)),
+        sa.Column("note", sa.Text),
+        sa.Column("value", sa.Float),
+        sa.Column("turns", sa.JSON, nullable=False),  # [{"id", "seq", "heads", "forecast"}]
+        sa.Column("occurred_at", sa.DateTime(timezone=True)),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    sa.Table(
+        "turn_labels",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("turn_id", sa.Integer, sa.ForeignKey("turns.id"), nullable=False, index=True),
+        sa.Column("head", sa.String(64), nullable=False),
+        sa.Column("label", sa.String(64), nullable=False),
+        sa.Column("staff", sa.String(255)),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("turn_id", "head", name="uq_turn_labels_turn_head"),
+    )
+    md.create_all(conn)
+
+
+@migration
 def m011_inspector(conn: Connection) -> None:
     """The inspector's filters: turns learn whether a read was unsure and whether the reply gate
     refused (filled from the stored records), and the list's sort and date columns are indexed."""

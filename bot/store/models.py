@@ -228,3 +228,39 @@ class Erasure(SQLModel, table=True):
     conversations: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     counts: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=now)
+
+
+class Outcome(SQLModel, table=True):
+    """What became of a conversation, as a label: trial, demo, purchase, churn, resolved or
+    not-resolved, from a CRM or billing webhook or from staff resolving an escalation. ``turns``
+    links it to the conversation's turns and the head versions that read them."""
+
+    __tablename__ = "outcomes"
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: str = Field(index=True, foreign_key="conversations.id", max_length=64)
+    kind: str = Field(index=True, max_length=16)
+    source: str = Field(max_length=16)  # api | escalation
+    external_id: str | None = Field(default=None, unique=True, max_length=255)
+    staff: str | None = Field(default=None, max_length=255)
+    note: str | None = None
+    value: float | None = None  # e.g. a purchase's amount, as the webhook gave it
+    turns: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    occurred_at: datetime | None = None
+    created_at: datetime = Field(default_factory=now)
+
+
+class TurnLabel(SQLModel, table=True):
+    """Staff's reading of one turn for one head (its intent): confirmed or corrected. A later
+    label for the same turn and head replaces the earlier one."""
+
+    __tablename__ = "turn_labels"
+    __table_args__ = (UniqueConstraint("turn_id", "head", name="uq_turn_labels_turn_head"),)
+    id: int | None = Field(default=None, primary_key=True)
+    turn_id: int = Field(index=True, foreign_key="turns.id")
+    head: str = Field(max_length=64)
+    label: str = Field(max_length=64)
+    staff: str | None = Field(default=None, max_length=255)
+    created_at: datetime = Field(default_factory=now)
+    updated_at: datetime = Field(default_factory=now)

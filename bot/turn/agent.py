@@ -40,7 +40,7 @@ from bot.turn.decide import (
 )
 from bot.turn.forecast import forecast
 from bot.turn.queryvec import MessageVectors
-from bot.turn.reading import Readers
+from bot.turn.reading import IntentReading, Readers
 from bot.turn.record import new_record
 from bot.turn.scope import ScopeCheck
 from bot.turn.turn import (
@@ -463,6 +463,8 @@ class Agent:
         intent_read["ranking"] = intent.ranking
         if intent.reason:  # the head abstains however sure its softmax is (a novel message)
             intent_read["outcome"], intent_read["reason"] = "unsure", intent.reason
+        if shadow := await self.readers.shadow_intent(text, options):
+            intent_read["shadow"] = dict(_shadow_read(shadow, gates_["intent"]))
         sentiment_read = gates.read(
             "sentiment",
             mood.version,
@@ -604,3 +606,15 @@ def _client_id(conversation_id: str, inbox_key: str | None) -> str | None:
     if inbox_key is None:
         return None
     return inbox_key.removeprefix(f"{conversation_id}:")
+
+
+def _shadow_read(reading: IntentReading, threshold: float) -> Read:
+    """A candidate head's reading as the record keeps it, under the acting read's ``shadow``:
+    the same fields, gated the same way, and nothing downstream reads it."""
+    read = gates.read(
+        "intent", reading.version, reading.answer, reading.confidence, "intent", threshold
+    )
+    read["ranking"] = reading.ranking
+    if reading.reason:
+        read["outcome"], read["reason"] = "unsure", reading.reason
+    return read

@@ -65,6 +65,21 @@ def _load(pack: Pack, name: str) -> Head | None:
         return None
 
 
+def _load_candidate(pack: Pack, name: str) -> Head | None:
+    """The candidate head a pin names (``candidate:``), read in the shadow: recorded, never
+    acting. One that fails to load is logged and left out; the turn goes on without it."""
+    pin = pack.heads.get(name) or {}
+    if not pin.get("candidate"):
+        return None
+    try:
+        from bot.heads import load_head
+
+        return load_head(pack.root / pin["candidate"])
+    except (ImportError, OSError, ValueError) as exc:
+        log.warning("candidate %s head not loaded (%s); no shadow readings", name, exc)
+        return None
+
+
 def _default_sentiment() -> Head | None:
     try:
         from bot.heads.sentiment import load_default_sentiment
@@ -88,6 +103,8 @@ class Readers:
         self.intent_head = _load(pack, "intent") if use else None
         self.sentiment_head = _default_sentiment() if use else None
         self.move_head = _load(pack, "move") if use else None
+        # Beside the pinned intent head: its readings go in the record, never into a decision.
+        self.candidate_intent = _load_candidate(pack, "intent") if self.intent_head else None
         # One batcher for every head on the shipped encoder (and scope, pre-flight and knowledge
         # search); its rows live in the process-wide row cache, so a message read again (the
         # move head, after values) or a pack text the scope check embedded is not embedded again.
@@ -153,6 +170,20 @@ class Readers:
     async def intent(
         self, text: str, options: list[str] | None, vector: Any = None
     ) -> IntentReading:
+        return await self._intent_by(self.intent_head, text, options, vector)
+
+    async def shadow_intent(
+        self, text: str, options: list[str] | None, vector: Any = None
+    ) -> IntentReading | None:
+        """The candidate head's reading, made exactly as the pinned head's (the router's agreeing
+        phrase, the narrowing after a clarifying question), or None without a candidate."""
+        if self.candidate_intent is None:
+            return None
+        return await self._intent_by(self.candidate_intent, text, options, vector)
+
+    async def _intent_by(
+        self, head: Head | None, text: str, options: list[str] | None, vector: Any
+    ) -> IntentReading:
         answer, confidence, ranked = self.router.intent(text)
         router = IntentReading(
             answer,
@@ -161,20 +192,20 @@ class Readers:
             self.router.version,
         )
         reading = router
-        if self.intent_head is not None:
-            predicted, novel = await self._predict_novel(self.intent_head, text, vector)
+        if head is not None:
+            predicted, novel = await self._predict_novel(head, text, vector)
             top, p = predicted[0]
             reading = IntentReading(
                 top,
                 p,
                 [{"name": n, "score": round(q, 4)} for n, q in predicted[:3] if n != NONE],
-                self.intent_head.version,
+                head.version,
                 "novel" if novel else None,
             )
             gate = self.pack.gates["intent"]
             if (p < gate or novel) and top == router.answer and router.confidence >= gate:
                 reading.confidence = max(p, router.confidence)
-                reading.version = f"{self.intent_head.version}+{self.router.version}"
+                reading.version = f"{head.version}+{self.router.version}"
                 reading.reason = None
         if options and reading.answer not in options:
             # After "did you mean X or Y?", read the reply against just those.

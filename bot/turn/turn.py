@@ -133,6 +133,8 @@ class Read(TypedDict):
     reason: NotRequired[str]  # why the read is unsure whatever its confidence ("novel")
     query: NotRequired[str]  # answerability: the query knowledge search read
     query_from: NotRequired[str]  # ... "message", "follow-up" (joined with the last question)
+    #: The pack's candidate head's reading of the same message (a shadow): recorded, never acting.
+    shadow: NotRequired[dict[str, Any]]
 
 
 class Rejected(TypedDict):

@@ -7,6 +7,8 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.outcomes import KINDS
+
 _ERROR = {
     "type": "object",
     "properties": {
@@ -115,6 +117,7 @@ def document() -> dict[str, Any]:
         "/api/staff/escalations/{id}/{verb}": {
             "post": {**_staff("Act on an escalation", [_id(), _id("verb")]), "requestBody": action}
         },
+        **_label_paths(),
         "/healthz": {"get": {"summary": "Health", "responses": _answers(200, 503)}},
     }
     return {
@@ -123,6 +126,35 @@ def document() -> dict[str, Any]:
         "paths": paths,
         "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }
+
+
+def _label_paths() -> dict[str, Any]:
+    """The staff routes that record what happened: outcomes, and a turn's confirmed intent."""
+    label = _body({"intent": {"type": "string"}, "staff": {"type": "string"}}, ["intent"])
+    return {
+        "/api/outcomes": {"post": {**_staff("Record an outcome"), "requestBody": _outcome()}},
+        "/api/turns/{id}/label": {
+            "post": {**_staff("Confirm or correct a turn's intent", [_id()]), "requestBody": label}
+        },
+    }
+
+
+def _outcome() -> dict[str, Any]:
+    """``POST /api/outcomes``'s body: kind is trial, demo, purchase, churn, resolved or
+    not-resolved; a repeated external_id returns the stored outcome."""
+    text = {"type": "string"}
+    return _body(
+        {
+            "conversation_id": text,
+            "kind": {"type": "string", "enum": list(KINDS)},
+            "external_id": text,
+            "staff": text,
+            "note": text,
+            "value": {"type": "number"},
+            "at": {"type": "string", "format": "date-time"},
+        },
+        ["conversation_id", "kind"],
+    )
 
 
 def _staff(summary: str, parameters: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The staff REST API: flows (list and show flows, runs and their checkpoints, and fork) and
-help-desk actions on escalations (take over, reply, hand back, resolve).
+"""The staff REST API: flows (list and show flows, runs and their checkpoints, and fork),
+help-desk actions on escalations (take over, reply, hand back, resolve with an outcome), and the
+labels heads learn from (outcomes from a CRM or billing webhook, staff's reading of a turn).
 
 Every route needs ``Authorization: Bearer $GATEBOT_ADMIN_TOKEN``. A customer's conversation token
 is a different secret and never opens it. With no admin token configured the staff API is off:
@@ -20,6 +21,8 @@ from aiohttp import web
 from bot.extend.host import ChannelHost
 from bot.flows import service
 from bot.helpdesk import VERBS, HelpDeskError, UnknownEscalation, describe
+from bot.outcomes import NotFound, OutcomeError
+from bot.outcomes.labels import outcome_json
 from gatebot_web import inputs
 from gatebot_web.errors import ApiError
 
@@ -155,6 +158,48 @@ class StaffRoutes:
         return web.json_response(describe(acted))
 
 
+class OutcomeRoutes:
+    """``POST /api/outcomes`` (a CRM or billing webhook) and ``POST /api/turns/{id}/label``
+    (staff confirming or correcting a turn's intent): the labels heads are scored against."""
+
+    def __init__(self, staff: StaffRoutes) -> None:
+        self.staff = staff
+
+    async def outcome(self, request: web.Request) -> web.Response:
+        self.staff.authorise(request)
+        data = await self.staff.body(request)
+        try:
+            row, duplicate = await self.staff.host.record_outcome(data)
+        except OutcomeError as exc:
+            raise ApiError(400, "bad_request", str(exc)) from None
+        except NotFound as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        return web.json_response(outcome_json(row, duplicate), status=200 if duplicate else 201)
+
+    async def label(self, request: web.Request) -> web.Response:
+        self.staff.authorise(request)
+        raw_id = request.match_info["id"]
+        if not re.fullmatch(r"[0-9]{1,12}", raw_id):
+            raise ApiError(404, "not_found", "no such turn")
+        data = await self.staff.body(request)
+        try:
+            label, turn = await self.staff.host.label_turn(int(raw_id), data)
+        except OutcomeError as exc:
+            raise ApiError(400, "bad_request", str(exc)) from None
+        except NotFound as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        reads = turn.record.get("reads", [])
+        read: dict[str, Any] = next((r for r in reads if r.get("head") == "intent"), {})
+        return web.json_response(
+            {
+                "turn": {"id": turn.id, "conversation_id": turn.conversation_id, "seq": turn.seq},
+                "label": {"head": label.head, "intent": label.label, "staff": label.staff},
+                "read": {"version": read.get("version"), "answer": read.get("answer")},
+                "confirmed": read.get("answer") == label.label,
+            }
+        )
+
+
 def add_staff_routes(app: web.Application, host: ChannelHost, bearer: Bearer, body: Body) -> None:
     """Wire the staff routes onto the web server's ``app``."""
     routes = StaffRoutes(host, bearer, body)
@@ -164,3 +209,6 @@ def add_staff_routes(app: web.Application, host: ChannelHost, bearer: Bearer, bo
     app.router.add_get("/api/staff/runs/{id}/checkpoints", routes.checkpoints)
     app.router.add_post("/api/staff/runs/{id}/fork", routes.fork)
     app.router.add_post("/api/staff/escalations/{id}/{verb}", routes.escalation_action)
+    labels = OutcomeRoutes(routes)
+    app.router.add_post("/api/outcomes", labels.outcome)
+    app.router.add_post("/api/turns/{id}/label", labels.label)
