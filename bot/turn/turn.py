@@ -57,6 +57,7 @@ class ConversationState(TypedDict, total=False):
     offered_person: str  # the offer of a person: "offered", then "accepted" or "declined"
     flow: dict[str, Any]  # the active flow's progress (bot.flows.engine.start_progress)
     last_question: str  # the last query knowledge search read, for a follow-up to join
+    email_codes: dict[str, dict[str, Any]]  # one-time codes by email (bot.flows.steps.emailcode)
 
 
 def state_of(conv: Conversation) -> ConversationState:
