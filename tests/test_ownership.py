@@ -55,9 +55,9 @@ def inbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
 
 
 @pytest.fixture
-async def client(
+async def running(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, inbox: Inbox
-) -> AsyncIterator[TestClient]:
+) -> AsyncIterator[tuple[TestClient, App]]:
     """The sample pack with every first-party plugin, identity verification and email codes."""
     from gatebot_web.server import build_web_app
 
@@ -68,9 +68,14 @@ async def client(
     try:
         async with TestClient(TestServer(build_web_app(gb), host="127.0.0.1")) as test_client:
             monkeypatch.setenv("ACME_ORDERS_URL", str(test_client.make_url("/demo-api")))
-            yield test_client
+            yield test_client, gb
     finally:
         await gb.stop()
+
+
+@pytest.fixture
+def client(running: tuple[TestClient, App]) -> TestClient:
+    return running[0]
 
 
 async def start(client: TestClient, user_id: str | None = None) -> Chat:
@@ -114,6 +119,23 @@ async def test_a_signed_in_customer_cannot_reach_another_customers_order(
         headers={"Authorization": "Bearer acme-demo-token"},
     )
     assert (await resp.json())["status"] == "paid"
+
+
+async def test_a_slack_user_is_verified_and_needs_no_email_nor_code(
+    running: tuple[TestClient, App], inbox: Inbox
+) -> None:
+    """As the Slack adapter opens a thread's conversation: its user id is the verified one."""
+    client, gb = running
+    conv, _ = await gb.host.open_conversation("slack", "en", "slack:USAM")
+    first = await gb.host.handle(conv, "I want a refund for order 1043", "s1")
+    assert first.record["message"]["user"] == {"id": "slack:USAM", "verified": True}
+    # 1043 is sam's but past the refund window: found by who asks, no email asked, no code.
+    assert "can't be refunded" in " ".join(r.get("text", "") for r in first.replies)
+    assert inbox.messages == []
+    other, _ = await gb.host.open_conversation("slack", "en", "slack:UALEX")
+    theirs = await gb.host.handle(other, "I want a refund for order 1042", "s2")
+    assert theirs.record["flow"]["status"] == "handed_off"  # sam's order: not found for alex
+    assert (await order(client))["status"] == "paid"
 
 
 async def test_an_anonymous_customer_refunds_only_after_the_emailed_code(
