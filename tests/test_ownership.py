@@ -189,3 +189,37 @@ async def test_a_forged_identity_is_refused_and_opens_nothing(client: TestClient
         "/api/conversations", json={"user_id": "sam", "user_hash": sign("guess", "sam")}
     )
     assert resp.status == 401
+
+
+async def test_an_expired_code_sends_a_new_one(
+    client: TestClient, inbox: Inbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.flows.steps import emailcode
+
+    chat = await start(client)
+    await chat.say("I want a refund for order 1042")
+    monkeypatch.setattr(emailcode, "TTL_S", -1)  # every code has expired by the next message
+    await chat.say("sam@example.com")
+    (old,) = inbox.codes()
+    again = await chat.say(old)
+    assert "expired" in text_of(again) and READ_BACK not in text_of(again)
+    assert len(inbox.messages) == 2
+    monkeypatch.setattr(emailcode, "TTL_S", 600)
+    await chat.say("sam@example.com")  # not a code: refused and counted
+    right = await chat.say(inbox.codes()[-1])
+    assert text_of(right) == READ_BACK
+
+
+async def test_a_code_that_cannot_be_sent_hands_off_with_nothing_changed(
+    running: tuple[TestClient, App],
+) -> None:
+    from bot.extend.email import NoEmail
+
+    client, gb = running
+    gb.agent.flows.email = NoEmail()
+    chat = await start(client)
+    await chat.say("I want a refund for order 1042")
+    body = await chat.say("sam@example.com")
+    assert body["turn"]["flow"]["status"] == "handed_off"
+    assert any(e["event"] == "code_not_sent" for e in body["turn"]["tools"])
+    assert (await order(client))["status"] == "paid"
