@@ -121,6 +121,7 @@ class App:
         # Flows name tools; only now are they known. A flow naming a missing one is disabled.
         self.agent.flows.bind_tools(self.tools, self.tool_runner)
         self.agent.flows.bind_models(self._choose_provider)
+        self.agent.flows.email, self.agent.flows.email_codes = self.email, settings.email_codes
         for name, why in self.agent.flows.disabled.items():
             log.warning("flow %s is disabled: %s", name, why)
         self.channels: list[ChannelAdapter] = []

@@ -82,6 +82,9 @@ class Settings:
     retention_days: int | None = None
     #: The HMAC key the host site signs its user ids with (bot.identity); a credential.
     identity_secret: str | None = field(default=None, repr=False)
+    #: Before a change on something a conversation owns only by a typed email (an anonymous
+    #: visitor's order), send a one-time code to that email and make the change only after it.
+    email_codes: bool = False
     #: Bind the web port with SO_REUSEPORT: set by ``gatebot run --workers N``, never from env.
     reuse_port: bool = False
 
@@ -131,4 +134,5 @@ class Settings:
             metrics_token=env.get("GATEBOT_METRICS_TOKEN") or None,
             retention_days=_retention_days(),
             identity_secret=env.get("GATEBOT_IDENTITY_SECRET") or None,
+            email_codes=_flag("GATEBOT_EMAIL_CODES"),
         )

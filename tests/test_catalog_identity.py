@@ -183,3 +183,39 @@ async def test_the_turns_tool_loop_passes_the_identity_it_was_given() -> None:
     prompt = Prompt("reply", "system", [{"role": "user", "content": "q"}])
     text, _ = await _through_tools(CallsOnce("test"), prompt, loop, Drafted("q"))
     assert (text, seen) == ("done", [{"user_id": "discord:42"}])
+
+
+async def test_anonymous_omit_leaves_the_identity_out_instead_of_refusing(
+    tmp_path: Path,
+) -> None:
+    app = web.Application()
+    seen: Seen = []
+    app[SEEN] = seen
+    app.router.add_get("/api/orders", _orders)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    base = str(server.make_url("")).rstrip("/")
+    omitting = CATALOG.replace(
+        "value: identity.user_id,", "value: identity.user_id, anonymous: omit,"
+    )
+    (tmp_path / "apis.yaml").write_text(omitting.format(base=base), encoding="utf-8")
+    catalog = load_catalog(tmp_path)
+    assert catalog is not None
+    client = CatalogClient()
+    registry = ToolRegistry()
+    for tool in build_tools(catalog, client):
+        registry.add(tool)
+    try:
+        tools = ToolRunner(registry)
+        anonymous = await tools.call("shop.my_orders", {"customer": "web:alice"}, {})
+        verified = await tools.call("shop.my_orders", {}, identity_context("web:bob"))
+        assert anonymous.ok and verified.ok
+        assert seen == [{}, {"customer": "web:bob"}]  # the proposed id dropped, none sent
+    finally:
+        await client.close()
+        await server.close()
+
+
+def test_check_refuses_anonymous_on_a_parameter_not_tied_to_the_identity(tmp_path: Path) -> None:
+    with pytest.raises(PackErrors, match="anonymous applies to a value: identity"):
+        load_catalog(_pack(tmp_path, "anonymous: omit, schema: {type: string}"))

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bot.turn.gatewords import LANGUAGES
+
 if TYPE_CHECKING:
     from bot.extend.retriever import Fact
     from bot.extend.tool import ToolEvent, ToolRegistry
@@ -87,6 +89,13 @@ _ACTION = re.compile(
     r"|^\s*(?P<f>done|all set|success)\b",
     re.IGNORECASE | re.MULTILINE,
 )
+#: Every language's claims and offers apply to every draft (bot/turn/gatewords.py): a model
+#: that answers in another language than the customer's is gated all the same.
+_CLAIMS: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
+    (_ACTION, _VERB),
+    *((lang.action, lang.verbs) for lang in LANGUAGES.values()),
+)
+_OFFERS: tuple[re.Pattern[str], ...] = (_OFFER, *(lang.offer for lang in LANGUAGES.values()))
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'()\[\]]+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b")
 _MARKUP = re.compile(
@@ -174,20 +183,22 @@ def _offer(d: Draft) -> list[str]:
         for offer in d.allow.offers
         for m in re.finditer(re.escape(offer), d.body, re.IGNORECASE)
     ]
-    for m in _OFFER.finditer(d.body):
-        if not any(start <= m.start() and m.end() <= end for start, end in declared):
-            return [f"makes a commercial promise the pack does not declare ({m.group(0)!r})"]
+    for pattern in _OFFERS:
+        for m in pattern.finditer(d.body):
+            if not any(start <= m.start() and m.end() <= end for start, end in declared):
+                return [f"makes a commercial promise the pack does not declare ({m.group(0)!r})"]
     return []
 
 
 def _action_claim(d: Draft) -> list[str]:
-    for m in _ACTION.finditer(d.body):
-        word = next(g for g in m.groups() if g).lower()
-        effect = _VERB.get(word, "any")
-        if effect in d.effects or (effect == "any" and d.effects):
-            continue
-        what = "that" if effect == "any" else f"no {effect}"
-        return [f"claims an action ({m.group(0).strip()!r}), but {what} ran this turn"]
+    for pattern, verbs in _CLAIMS:
+        for m in pattern.finditer(d.body):
+            word = next(g for g in m.groups() if g).lower()
+            effect = verbs.get(word, "any")
+            if effect in d.effects or (effect == "any" and d.effects):
+                continue
+            what = "that" if effect == "any" else f"no {effect}"
+            return [f"claims an action ({m.group(0).strip()!r}), but {what} ran this turn"]
     return []
 
 

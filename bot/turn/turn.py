@@ -58,6 +58,7 @@ class ConversationState(TypedDict, total=False):
     flow: dict[str, Any]  # the active flow's progress (bot.flows.engine.start_progress)
     last_question: str  # the last query knowledge search read, for a follow-up to join
     escalation_menu: list[dict[str, str]]  # the menu's desks and labels, for the click (waiting)
+    email_codes: dict[str, dict[str, Any]]  # one-time codes by email (bot.flows.steps.emailcode)
 
 
 def state_of(conv: Conversation) -> ConversationState:

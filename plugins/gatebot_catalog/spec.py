@@ -45,6 +45,9 @@ PARAM = _obj(
         # never one a model made up: e.g. the email an order lookup is made with. Or
         # ``identity.user_id``: the tool fills it from the verified identity, never from text.
         "value": {"type": "string", "pattern": "^([a-z][a-z0-9_]*|identity\\.user_id)$"},
+        # An identity parameter when the conversation has no verified identity: ``refuse`` the
+        # call (the default), or ``omit`` the parameter so the API decides by another (an email).
+        "anonymous": {"enum": ["refuse", "omit"]},
     },
     ["in", "schema"],
 )
@@ -115,6 +118,7 @@ class Param:
     required: bool
     description: str = ""
     value: str | None = None
+    anonymous: str = "refuse"  # an identity parameter with no verified identity: refuse or omit
 
     @property
     def from_identity(self) -> bool:
@@ -283,6 +287,11 @@ def _check_params(params: dict[str, Param], where: tuple[Any, ...], file: _File)
         if p.from_identity and p.schema.get("type", "string") != "string":
             # A verified id is text (``web:alice``): any other type could never be sent.
             file.error((*where, "params", name, "schema"), "an identity.user_id is a string")
+        if p.anonymous != "refuse" and not p.from_identity:
+            file.error(
+                (*where, "params", name, "anonymous"),
+                "anonymous applies to a value: identity.user_id parameter only",
+            )
 
 
 def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpoint:
@@ -294,6 +303,7 @@ def _endpoint(raw: dict[str, Any], where: tuple[Any, ...], file: _File) -> Endpo
             p["in"] == "path" or p.get("required", False),
             p.get("description", ""),
             p.get("value"),
+            p.get("anonymous", "refuse"),
         )
         for name, p in raw.get("params", {}).items()
     }

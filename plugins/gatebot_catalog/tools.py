@@ -86,6 +86,8 @@ class EndpointTool(Tool):
         if not self.filled:
             return arguments
         user_id = (context.get(IDENTITY) or {}).get("user_id")
+        if not user_id and all(self.endpoint.params[n].anonymous == "omit" for n in self.filled):
+            return arguments  # declared so: the API decides by another parameter (an email)
         if not user_id:
             raise ToolError(
                 f"{self.name} needs a verified identity (a signed-in customer), "

@@ -41,6 +41,8 @@ class Order:
     default_refund_method: str = "store credit"
     status: str = "paid"
     refunded_to: str | None = None
+    #: The verified identities (``web:ID``, ``slack:ID``, ``discord:ID``) of the order's owner.
+    customers: tuple[str, ...] = ()
 
 
 @dataclass
@@ -56,18 +58,28 @@ class Subscription:
         return {item: getattr(self, item) for item in ITEMS}
 
 
+#: The demo customers' verified identities: a signed-in web visitor, and their Slack user.
+SAM = ("web:sam", "slack:USAM")
+ALEX = ("web:alex", "slack:UALEX")
+
+
 def seed(today: date | None = None) -> tuple[dict[str, Order], dict[str, Subscription]]:
     """The demo's records: 1042 can be refunded, 1043 is past the refund window, 1044 belongs to
     someone else; one subscription with 5 seats and one storage pack."""
     today = today or date.today()
     days = lambda n: (today - timedelta(days=n)).isoformat()  # noqa: E731
     orders = [
-        Order("1042", "sam@example.com", "42.00", "USD", days(5)),
-        Order("1043", "sam@example.com", "129.00", "USD", days(45), default_refund_method="card"),
-        Order("1044", "alex@example.com", "18.00", "USD", days(2)),
+        Order("1042", "sam@example.com", "42.00", "USD", days(5), customers=SAM),
+        Order("1043", "sam@example.com", "129.00", "USD", days(45), "card", customers=SAM),
+        Order("1044", "alex@example.com", "18.00", "USD", days(2), customers=ALEX),
     ]
     subs = [Subscription("sub_acme1", "sam@example.com", "team", 5, storage_packs=1)]
     return {o.order_id: o for o in orders}, {s.subscription_id: s for s in subs}
+
+
+def _public(order: Order) -> dict[str, Any]:
+    """An order as a lookup answers it: its owner's identities stay with the API."""
+    return {k: v for k, v in asdict(order).items() if k != "customers"}
 
 
 def _error(status: int, code: str, message: str) -> web.Response:
@@ -122,9 +134,15 @@ class DemoApi:
         return True, "within the refund window"
 
     def _owned_order(self, request: web.Request) -> Order | None:
+        """The order when the caller shows it is the owner's: by the verified identity the bot
+        sends (``customer``) when there is one, else by the order's email."""
         order = self.orders.get(request.match_info["order_id"])
+        if order is None:
+            return None
+        if "customer" in request.query:
+            return order if request.query["customer"] in order.customers else None
         email = request.query.get("email", "").strip().lower()
-        return order if order is not None and order.email == email else None
+        return order if email and order.email == email else None
 
     async def index(self, request: web.Request) -> web.Response:
         return web.json_response(
@@ -139,7 +157,7 @@ class DemoApi:
             return _error(404, "not_found", "no such order for that email")
         refundable, why = self._refundable(order)
         return web.json_response(
-            {"demo": True, **asdict(order), "refundable": refundable, "refund_note": why}
+            {"demo": True, **_public(order), "refundable": refundable, "refund_note": why}
         )
 
     async def refund(self, request: web.Request) -> web.Response:

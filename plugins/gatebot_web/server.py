@@ -21,7 +21,7 @@ from aiohttp import WSMsgType, web
 from bot.extend.host import ChannelHost
 from bot.store import Conversation
 from gatebot_web import inputs, openapi
-from gatebot_web.errors import ApiError, error_response
+from gatebot_web.errors import ApiError, error_response, quiet_client_faults
 from gatebot_web.guard import Guard, cors_and_security_headers, guard_middleware
 from gatebot_web.inspector import add_inspector_routes
 from gatebot_web.ratelimit import RateLimiter
@@ -278,6 +278,7 @@ def build_web_app(host: ChannelHost | HasHost) -> web.Application:
     """The widget's server over ``host``; given the app (as tests do), over the app's host."""
     gb = host if isinstance(host, ChannelHost) else host.host
     guard = Guard(gb.settings, _inline_script(STATIC / "index.html"))
+    quiet_client_faults()
     middlewares = [
         errors_and_cors,
         guard_middleware(guard, lambda: admin_token(gb)),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.extend.email import EmailTransport
 from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.tool import ToolRegistry, ToolRunner, identity_context
 from bot.flows.model import BUILTIN_MODS, Flow, Step
@@ -62,8 +63,11 @@ class StepTurn:
         return self.acted.replies
 
     def context(self, text: str | None = None) -> dict[str, Any]:
-        """The run's state as declarations see it (``text`` defaults to the message)."""
-        return context_for(self.progress, self.state["values"], self.text if text is None else text)
+        """The run's state as declarations see it (``text`` defaults to the message), and
+        whether the conversation has a verified identity (``identity.verified``; never the id)."""
+        ctx = context_for(self.progress, self.state["values"], self.text if text is None else text)
+        ctx["identity"] = {"verified": bool(self.turn.conversation.verified_user_id)}
+        return ctx
 
     def answered(self, step: Step) -> Decision:
         """The move of a step that said something and needs nothing back."""
@@ -79,6 +83,10 @@ class StepHost:
         self.runner_for: Any = None  # conversation id -> ToolRunner
         #: Providers for steps that override the model (``model: anthropic:MODEL``), by spec.
         self.step_models: dict[str, ModelProvider] = {}
+        #: One-time codes by email before a change an email owns (bot.flows.steps.emailcode):
+        #: the transport and GATEBOT_EMAIL_CODES, bound at app build.
+        self.email: EmailTransport | None = None
+        self.email_codes = False
 
     def provider_for(self, step: Step) -> ModelProvider:
         """The step's own model when it names one (bound at app build), else the app's."""

@@ -13,6 +13,7 @@ from bot.flows import contracts
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.state import render_arguments
+from bot.flows.steps import emailcode
 from bot.flows.steps.base import DRY_RUN_REMOVED, StepHost, StepTurn
 from bot.flows.steps.change import ChangeTurn, ReadBack
 from bot.flows.steps.refusal import explainable, why
@@ -35,7 +36,9 @@ async def run(host: StepHost, t: StepTurn, step: Step) -> StepResult:
     tool = host.tools.get(name) if host.tools else None
     if tool is not None and tool.changes:
         return await _change(host, t, step, name, ctx)
-    args = render_arguments(step.arguments, ctx)
+    # A value the run does not hold is left out, not sent empty: an optional parameter (an
+    # email a verified customer never typed) is then the API's to do without.
+    args = {k: v for k, v in render_arguments(step.arguments, ctx).items() if v is not None}
     outcome = await host.runner(t).call(name, args, host.tool_context(t), events=t.record["tools"])
     if not outcome.ok:
         return StepResult(
@@ -80,7 +83,11 @@ def contracted(host: StepHost, t: StepTurn, step: Step, output: dict[str, Any]) 
 async def _change(
     host: StepHost, t: StepTurn, step: Step, name: str, ctx: dict[str, Any]
 ) -> StepResult:
-    """A ``changes`` tool: read back, then made only on a confident yes."""
+    """A ``changes`` tool: read back, then made only on a confident yes (after a one-time code
+    by email, when what it changes is owned only by an email and codes are on)."""
+    coded = await emailcode.gate(host, t, step, host.tools.get(name) if host.tools else None)
+    if coded is not None:
+        return coded
 
     async def make(args: dict[str, Any]) -> StepResult:
         dry = not t.progress.get("allow_side_effects", True)

@@ -6,7 +6,8 @@
  * The API base is where this script came from, or the tag's data-api="https://HOST" override.
  * A signed-in visitor: the host site's server renders data-user-id="ID" and
  * data-user-hash="HEX" (HMAC-SHA256 of the id with GATEBOT_IDENTITY_SECRET) on the tag; the
- * widget sends both when it opens a conversation and the server checks the hash.
+ * widget sends both when it opens a conversation and the server checks the hash; a claim the
+ * server refuses (401) opens an anonymous conversation instead.
  * Everything renders inside a Shadow DOM so the host page's CSS cannot reach it, and every piece
  * of text from the server or the visitor goes in as text (textContent), never as HTML.
  *
@@ -719,6 +720,13 @@
       creating = (async function () {
         var claim = USER_ID ? { user_id: USER_ID, user_hash: USER_HASH } : {};
         var r = await request("POST", "/api/conversations", claim);
+        if (r.status === 401 && claim.user_id) {
+          // The bot could not verify the signed identity (a wrong hash, a rotated secret): chat on
+          // as an anonymous visitor, who owns nothing until shown otherwise, rather than not at all.
+          delete claim.user_id;
+          delete claim.user_hash;
+          r = await request("POST", "/api/conversations", claim);
+        }
         if (r.status !== 201 || !r.data || typeof r.data.id !== "string") {
           throw new Error(serverMessage(r, "the chat service answered " + r.status));
         }
