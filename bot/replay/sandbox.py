@@ -1,8 +1,8 @@
 """The sandbox a replay runs in: the new pack's agent over a store of its own, acting on nothing.
 
 :class:`SandboxApp` is the app built for the new pack, as ``gatebot run`` would build it, over a
-temporary SQLite store, with no channel, no recorder and no help desk: an escalation is noted in
-the replayed record and goes nowhere. Every tool is a :class:`~bot.replay.recorded.RecordedTool`
+temporary SQLite store, with no channel and no recorder: an escalation is queued in that store
+(so a hand-off waits as it did when logged) and posted nowhere. Every tool is a :class:`~bot.replay.recorded.RecordedTool`
 and every model provider a :class:`~bot.replay.recorded.RecordedModel` over one
 :class:`~bot.replay.recorded.Book`, which holds the calls of the conversation being replayed.
 Each logged conversation starts afresh in the sandbox store, so its state is rebuilt turn by turn
@@ -58,7 +58,7 @@ class SandboxApp(App):
 
 
 async def _nowhere(*args: Any, **kwargs: Any) -> None:
-    """Where a sandbox's escalations and staff relays go."""
+    """Where a sandbox's relays to a help desk go."""
 
 
 class Sandbox:
@@ -81,7 +81,9 @@ class Sandbox:
     async def __aenter__(self) -> Sandbox:
         try:
             self.app = SandboxApp(self.settings, self.book)
-            self.app.agent.escalate = self.app.agent.relay = _nowhere
+            # Escalations are queued in the sandbox's store as live (a hand-off then waits as it
+            # did), but with no channel running nothing is posted; relays go nowhere.
+            self.app.agent.relay = _nowhere
             await self.app.start(channels=False)
         except BaseException:
             self._tmp.cleanup()
