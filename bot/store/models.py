@@ -228,3 +228,16 @@ class Erasure(SQLModel, table=True):
     conversations: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     counts: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=now)
+
+
+class StaffSession(SQLModel, table=True):
+    """A staff member logged in to the inspector. The cookie holds a random id; only its SHA-256
+    is stored, so a copy of the table logs nobody in. The CSRF token lives here too, so it holds
+    on every process."""
+
+    __tablename__ = "staff_sessions"
+    id_hash: str = Field(primary_key=True, max_length=64)
+    staff: str = Field(max_length=80)
+    csrf: str = Field(max_length=64)
+    expires_at: datetime = Field(index=True)
+    created_at: datetime = Field(default_factory=now)

@@ -15,6 +15,8 @@ NAV = (
     ("/inspector", "Conversations"),
     ("/inspector/escalations", "Escalations"),
     ("/inspector/runs", "Flow runs"),
+    ("/inspector/unanswered", "Unanswered"),
+    ("/inspector/replay", "Replay"),
 )
 
 
