@@ -36,58 +36,80 @@ def test_sessions_expire_stay_bounded_and_keep_only_a_hash(
     store = Store(database_url)
     store.migrate()
     try:
-        cookie, row = open_staff_session(store, "Dana", 60)
-        found = find_staff_session(store, cookie)
+        cookie, row = open_staff_session(store, "Dana", 60, ADMIN)
+        found = find_staff_session(store, cookie, ADMIN)
         assert found is not None and found.staff == "Dana" and found.csrf == row.csrf
-        assert find_staff_session(store, "guess") is None
+        assert find_staff_session(store, "guess", ADMIN) is None
+        assert find_staff_session(store, cookie, "a-new-token") is None  # the token changed
         with store.engine.connect() as db:
             stored = [tuple(r) for r in db.execute(sa.text("SELECT * FROM staff_sessions"))]
-        assert cookie not in repr(stored)  # only its hash
+        assert cookie not in repr(stored) and ADMIN not in repr(stored)  # only hashes
         with store.engine.begin() as db:
             db.execute(
                 sa.text("UPDATE staff_sessions SET expires_at = :t"),
                 {"t": datetime.now(UTC) - timedelta(seconds=1)},
             )
-        assert find_staff_session(store, cookie) is None  # expired
+        assert find_staff_session(store, cookie, ADMIN) is None  # expired
         monkeypatch.setattr(staffsessions, "MAX_SESSIONS", 3)
-        made = [open_staff_session(store, str(n), 60)[0] for n in range(4)]
+        made = [open_staff_session(store, str(n), 60, ADMIN)[0] for n in range(4)]
         assert count_staff_sessions(store) == 3  # the expired one swept, the oldest live gone
-        assert find_staff_session(store, made[0]) is None and find_staff_session(store, made[3])
+        assert find_staff_session(store, made[0], ADMIN) is None
+        assert find_staff_session(store, made[3], ADMIN) is not None
         close_staff_session(store, made[3])
-        assert find_staff_session(store, made[3]) is None
+        assert find_staff_session(store, made[3], ADMIN) is None
     finally:
         store.close()
 
 
 @pytest.fixture
-async def two_apps(postgres: str, tmp_path: Path) -> AsyncIterator[list[TestClient]]:
+async def two_apps(
+    postgres: str, tmp_path: Path
+) -> AsyncIterator[tuple[list[TestClient], list[App]]]:
     from gatebot_web.server import build_web_app
 
     with fresh_schema(postgres) as url:
         async with AsyncExitStack() as stack:
-            clients = []
+            clients, apps = [], []
             for n in range(2):
                 settings = Settings(
                     pack=ACME, data_dir=tmp_path / f"p{n}", database_url=url, recorders=[]
                 )
                 settings.admin_token = ADMIN
                 app = App(settings)
+                apps.append(app)
                 await app.start(channels=False)
                 stack.push_async_callback(app.stop)
                 server = TestServer(build_web_app(app), host="127.0.0.1")
                 clients.append(await stack.enter_async_context(TestClient(server)))
-            yield clients
+            yield clients, apps
 
 
-async def test_a_session_made_on_one_app_holds_on_the_other_until_logout(
-    two_apps: list[TestClient],
-) -> None:
-    one, other = two_apps
-    login = await one.post(
+async def _log_in(client: TestClient) -> dict[str, str]:
+    login = await client.post(
         "/inspector/login", data={"token": ADMIN, "staff": "Dana"}, allow_redirects=False
     )
     assert login.status == 303
-    cookie = {"Cookie": f"{COOKIE}={login.cookies[COOKIE].value}"}
+    return {"Cookie": f"{COOKIE}={login.cookies[COOKIE].value}"}
+
+
+async def test_a_new_admin_token_ends_every_session(
+    two_apps: tuple[list[TestClient], list[App]],
+) -> None:
+    (one, other), apps = two_apps
+    cookie = await _log_in(one)
+    assert (await other.get("/inspector", headers=cookie, allow_redirects=False)).status == 200
+    for app in apps:
+        app.settings.admin_token = "a-new-token"
+    for client in (one, other):
+        resp = await client.get("/inspector", headers=cookie, allow_redirects=False)
+        assert resp.status == 303
+
+
+async def test_a_session_made_on_one_app_holds_on_the_other_until_logout(
+    two_apps: tuple[list[TestClient], list[App]],
+) -> None:
+    (one, other), _ = two_apps
+    cookie = await _log_in(one)
     page = await other.get("/inspector", headers=cookie, allow_redirects=False)
     assert page.status == 200 and "Dana" in await page.text()
     found = re.search(r'<meta name="csrf" content="([^"]+)"', await page.text())

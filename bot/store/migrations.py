@@ -326,6 +326,7 @@ def m012_staff_sessions(conn: Connection) -> None:
         sa.Column("id_hash", sa.String(64), primary_key=True),
         sa.Column("staff", sa.String(80), nullable=False),
         sa.Column("csrf", sa.String(64), nullable=False),
+        sa.Column("token_mark", sa.String(64), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False, index=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )

@@ -1,13 +1,15 @@
 """The inspector's staff sessions in the shared database (table ``staff_sessions``, m012).
 
 The cookie carries a random id; the table keeps its SHA-256, the staff name, the CSRF token and
-the expiry. Every process reads the same rows, so a session opened on one is honoured on all,
-and deleting the row (logout) ends it everywhere. Expired rows are swept when one opens.
+the expiry, and a mark of the admin token it was opened under. Every process reads the same rows,
+so a session opened on one is honoured on all, deleting the row (logout) ends it everywhere, and
+changing the admin token ends them all. Expired rows are swept when one opens.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,14 +27,23 @@ def session_hash(session_id: str) -> str:
     return hashlib.sha256(session_id.encode()).hexdigest()
 
 
-def open_staff_session(store: Any, staff: str, lifetime_s: float) -> tuple[str, StaffSession]:
-    """A new session for ``staff``: its cookie value (shown once, never stored) and its row."""
+def token_mark(session_id: str, token: str) -> str:
+    """The admin token as this session knew it, keyed by the cookie's id (never stored)."""
+    return hmac.new(session_id.encode(), token.encode(), hashlib.sha256).hexdigest()
+
+
+def open_staff_session(
+    store: Any, staff: str, lifetime_s: float, token: str
+) -> tuple[str, StaffSession]:
+    """A new session for ``staff``, logged in with ``token``: its cookie value (shown once,
+    never stored) and its row."""
     now = datetime.now(UTC)
     session_id = secrets.token_urlsafe(32)
     row = StaffSession(
         id_hash=session_hash(session_id),
         staff=staff[:80],
         csrf=secrets.token_urlsafe(24),
+        token_mark=token_mark(session_id, token),
         expires_at=now + timedelta(seconds=lifetime_s),
         created_at=now,
     )
@@ -48,11 +59,12 @@ def open_staff_session(store: Any, staff: str, lifetime_s: float) -> tuple[str, 
     return session_id, row
 
 
-def find_staff_session(store: Any, session_id: str) -> StaffSession | None:
-    """The live session this cookie value stands for, or None (unknown, expired, logged out)."""
+def find_staff_session(store: Any, session_id: str, token: str) -> StaffSession | None:
+    """The live session this cookie value stands for, or None (unknown, expired, logged out,
+    or opened under another admin token than ``token``)."""
     with store.session() as s:
         found = s.get(StaffSession, session_hash(session_id))
-    if found is None:
+    if found is None or not hmac.compare_digest(found.token_mark, token_mark(session_id, token)):
         return None
     expires = found.expires_at
     if expires.tzinfo is None:  # SQLite hands times back without their zone; they are UTC

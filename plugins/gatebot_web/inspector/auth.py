@@ -87,7 +87,7 @@ class Auth:
             return _html(
                 html.login_form("Say who you are: your name is what staff see.", after), 400
             )
-        session = await self.sessions.open(staff)
+        session = await self.sessions.open(staff, expected)
         resp = _see_other(after)
         secure = is_https(request, self.guard.settings.trusted_proxies)
         set_cookie(resp, session, secure, self.sessions.lifetime_s)

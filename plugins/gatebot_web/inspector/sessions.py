@@ -5,7 +5,8 @@ logs), kept in the database every process shares (:mod:`bot.store.staffsessions`
 on one process works on the others behind a plain load balancer, and logout on one ends it on
 all. The cookie is HttpOnly, SameSite=Strict, and Secure when the page came over https. Each
 session also has a CSRF token, stored with it, that every inspector POST must send back in
-``X-CSRF-Token``. Sessions end at logout or at expiry; a restart keeps them.
+``X-CSRF-Token``. Sessions end at logout, at expiry, or when GATEBOT_ADMIN_TOKEN changes; a
+restart keeps them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from bot.store.staffsessions import (
     find_staff_session,
     open_staff_session,
 )
+from gatebot_web.staff import admin_token
 
 COOKIE = "gatebot_inspector"
 LIFETIME_S = 8 * 3600
@@ -39,14 +41,17 @@ class Sessions:
     def __init__(self, host: ChannelHost, lifetime_s: float = LIFETIME_S) -> None:
         self.host, self.lifetime_s = host, lifetime_s
 
-    async def open(self, staff: str) -> Session:
-        session_id, row = await self.host.read_store(open_staff_session, staff, self.lifetime_s)
+    async def open(self, staff: str, token: str) -> Session:
+        session_id, row = await self.host.read_store(
+            open_staff_session, staff, self.lifetime_s, token
+        )
         return Session(session_id, row.staff, row.csrf)
 
     async def find(self, session_id: str | None) -> Session | None:
-        if not session_id or len(session_id) > 128:
-            return None
-        row = await self.host.read_store(find_staff_session, session_id)
+        token = admin_token(self.host)
+        if not session_id or len(session_id) > 128 or not token:
+            return None  # no token set: the inspector is off, and every session with it
+        row = await self.host.read_store(find_staff_session, session_id, token)
         return None if row is None else Session(session_id, row.staff, row.csrf)
 
     async def close(self, session_id: str | None) -> None:
