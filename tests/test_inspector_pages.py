@@ -124,6 +124,31 @@ async def test_bad_packs_and_selections_get_clear_errors(
     assert (await (await client.get("/inspector/api/replay")).json())["state"] == "idle"
 
 
+async def test_a_failed_replay_says_why_and_another_may_start(
+    site: tuple[TestClient, App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gatebot_web.inspector import replayjob
+
+    client, gb = site
+    conv = gb.store.create_conversation("web")[0]
+    await gb.agent.handle(conv, "hello there", "m1")
+
+    async def broken(*args: Any, **kw: Any) -> Any:
+        raise RuntimeError("<b>the sandbox fell over</b>")
+
+    monkeypatch.setattr(replayjob, "replay", broken)
+    await log_in(client)
+    csrf = {"X-CSRF-Token": await csrf_of(client, "/inspector/replay")}
+    body = {"pack": str(ACME)}
+    assert (await client.post("/inspector/api/replay", json=body, headers=csrf)).status == 202
+    status = await _until_over(client)
+    assert status["state"] == "failed" and "the sandbox fell over" in status["error"]
+    page = await (await client.get("/inspector/replay")).text()
+    assert "The replay failed." in page and "&lt;b&gt;the sandbox fell over" in page
+    assert (await client.post("/inspector/api/replay", json=body, headers=csrf)).status == 202
+    assert (await _until_over(client))["state"] == "failed"
+
+
 def test_the_report_is_escaped_on_the_page() -> None:
     from gatebot_web.inspector.replaypage import report_body
 
