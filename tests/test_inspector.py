@@ -399,23 +399,6 @@ def test_the_list_query_on_each_database(database_url: str) -> None:
         store.close()
 
 
-def test_sessions_expire_and_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gatebot_web.inspector import sessions
-
-    clock = [1000.0]
-    monkeypatch.setattr(sessions.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(sessions, "MAX_SESSIONS", 3)
-    live = sessions.Sessions(lifetime_s=60)
-    first = live.open("a")
-    assert live.find(first.id) is first and live.find("guess") is None and live.find(None) is None
-    clock[0] += 61
-    assert live.find(first.id) is None  # expired
-    made = [live.open(str(n)) for n in range(4)]
-    assert len(live) == 3 and live.find(made[0].id) is None and live.find(made[3].id)
-    live.close(made[3].id)
-    assert live.find(made[3].id) is None
-
-
 async def test_hostile_requests_get_no_5xx(inspector: tuple[TestClient, App]) -> None:
     client, _ = inspector
     raw = [b"\xff\xfe", b"token=%ZZ&staff=%00", b"{" * 50, b"a=" + b"x" * 70_000]

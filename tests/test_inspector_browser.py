@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -239,3 +240,27 @@ def test_take_over_and_answer_from_the_page_reaches_the_widget(
         assert errors == []
     finally:
         ctx.close()
+
+
+def test_start_a_replay_from_the_page_and_read_its_report(
+    staff: Any, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    base = served[0]
+    conv = post_json(f"{base}/api/conversations", {})
+    post_json(
+        f"{base}/api/conversations/{conv['id']}/messages",
+        {"text": "Is there a free trial?", "client_message_id": "p0"},
+        conv["token"],
+    )
+    pack = tmp_path / "raised"
+    shutil.copytree(ROOT / "knowledge" / "acme", pack)
+    with (pack / "gates.yaml").open("a", encoding="utf-8") as f:
+        f.write("sentiment: 0.99\n")
+    staff.goto(f"{base}/inspector/replay")
+    staff.fill('input[name="pack"]', str(pack))
+    staff.fill('input[name="conversations"]', conv["id"])
+    staff.click("button[data-replay-start]")
+    # The page follows the replay and reloads with the report (the sandbox takes seconds).
+    expect(staff.locator("p.totals")).to_contain_text("1 of 1 turn(s) changed", timeout=180_000)
+    expect(staff.locator("section.replayed-turn")).to_contain_text("Is there a free trial?")
+    expect(staff.locator('a[href="/inspector/api/replay/report.json"]')).to_be_visible()

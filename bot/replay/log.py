@@ -69,7 +69,7 @@ def from_store(
             query = query.where(col(Turn.conversation_id).in_(ids))
         wanted = list(s.exec(query))
         if not wanted:
-            return []
+            return _group([], ids)  # names the ids asked for that have no turns
         rows = s.exec(
             select(Turn).where(col(Turn.conversation_id).in_(wanted)).order_by(col(Turn.id))
         )

@@ -359,6 +359,24 @@ def _frozen_turn_flags(record: dict[str, Any]) -> dict[str, bool]:
     }
 
 
+@migration
+def m012_staff_sessions(conn: Connection) -> None:
+    """The inspector's staff sessions, in the database every process shares: a cookie made on
+    one process is honoured on the others, and logging out on one ends it on all."""
+    md = sa.MetaData()
+    sa.Table(
+        "staff_sessions",
+        md,
+        sa.Column("id_hash", sa.String(64), primary_key=True),
+        sa.Column("staff", sa.String(80), nullable=False),
+        sa.Column("csrf", sa.String(64), nullable=False),
+        sa.Column("token_mark", sa.String(64), nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False, index=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    md.create_all(conn)
+
+
 _applied = sa.Table(
     "schema_migrations",
     sa.MetaData(),

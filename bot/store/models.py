@@ -125,6 +125,22 @@ class StaffRelay(SQLModel, table=True):
     created_at: datetime = Field(default_factory=now)
 
 
+class StaffSession(SQLModel, table=True):
+    """A staff member logged in to the inspector. The cookie holds a random id; only its SHA-256
+    is stored, so a copy of the table logs nobody in. The CSRF token lives here too, so it holds
+    on every process. ``token_mark`` ties the session to the admin token it was opened with (an
+    HMAC keyed by the cookie's id, so the row alone says nothing of the token): a new token
+    ends every session."""
+
+    __tablename__ = "staff_sessions"
+    id_hash: str = Field(primary_key=True, max_length=64)
+    staff: str = Field(max_length=80)
+    csrf: str = Field(max_length=64)
+    token_mark: str = Field(max_length=64)
+    expires_at: datetime = Field(index=True)
+    created_at: datetime = Field(default_factory=now)
+
+
 class KnowledgePassage(SQLModel, table=True):
     """One citable passage of a pack (gatebot_knowledge): an FAQ entry or a document piece."""
 

@@ -1,7 +1,9 @@
 """The staff inspector: pages over the store behind a login with GATEBOT_ADMIN_TOKEN.
 
-Modules: ``sessions`` (the cookie), ``auth`` (log in and out, the session check), ``routes``
-(the pages and actions), ``pages``, ``timeline`` and ``graph`` (HTML), ``export`` (JSON), and
+Modules: ``sessions`` (the cookie; the sessions live in the shared database), ``auth`` (log in
+and out, the session check), ``routes`` (the pages and actions), ``pages``, ``timeline`` and
+``graph`` (HTML), ``export`` (JSON), ``replayjob``, ``replayroutes`` and ``replaypage`` (the
+Replay page), ``unansweredpage`` (the Unanswered page), and
 ``static/`` (the one script and the stylesheet; no inline script, so the CSP stays as it is).
 """
 
@@ -14,12 +16,16 @@ from aiohttp import web
 from bot.extend.host import ChannelHost
 from gatebot_web.guard import Guard
 from gatebot_web.inspector.auth import Auth
+from gatebot_web.inspector.replayjob import ReplayJob
+from gatebot_web.inspector.replayroutes import ReplayPages
 from gatebot_web.inspector.routes import Actions, Pages
 from gatebot_web.inspector.sessions import Sessions
+from gatebot_web.inspector.unansweredpage import UnansweredPage
 
 STATIC = Path(__file__).parent / "static"
 ASSETS = {"inspector.js": "application/javascript", "inspector.css": "text/css"}
 SESSIONS_KEY = web.AppKey("inspector_sessions", Sessions)
+REPLAY_KEY = web.AppKey("inspector_replay", ReplayJob)
 
 
 async def _asset(request: web.Request) -> web.StreamResponse:
@@ -34,8 +40,10 @@ async def _asset(request: web.Request) -> web.StreamResponse:
 
 def add_inspector_routes(app: web.Application, host: ChannelHost, guard: Guard) -> None:
     """Wire the inspector onto the web server's ``app``."""
-    sessions = app[SESSIONS_KEY] = Sessions()
+    sessions = app[SESSIONS_KEY] = Sessions(host)
     auth, pages, actions = Auth(host, guard, sessions), Pages(host), Actions(host)
+    job = app[REPLAY_KEY] = ReplayJob()
+    replays, unanswered = ReplayPages(host, job), UnansweredPage(host)
     page, api = (lambda h: auth.required(h, page=True)), (lambda h: auth.required(h, page=False))
     add = app.router
     add.add_get("/inspector/login", auth.login_page)
@@ -53,3 +61,10 @@ def add_inspector_routes(app: web.Application, host: ChannelHost, guard: Guard) 
     add.add_post("/inspector/api/escalations/{id}/{verb}", api(actions.escalation))
     add.add_post("/inspector/api/runs/{id}/rewind", api(actions.rewind))
     add.add_post("/inspector/api/runs/{id}/fork", api(actions.fork))
+    add.add_get("/inspector/replay", page(replays.page))
+    add.add_get("/inspector/api/replay", api(replays.status))
+    add.add_post("/inspector/api/replay", api(replays.start))
+    add.add_get("/inspector/api/replay/report.json", api(replays.report_json))
+    add.add_get("/inspector/unanswered", page(unanswered.page))
+    add.add_get("/inspector/api/unanswered", api(unanswered.json))
+    app.on_cleanup.append(lambda _app: job.cancel())

@@ -65,7 +65,7 @@ class Auth:
         self.host, self.guard, self.sessions = host, guard, sessions
 
     async def login_page(self, request: web.Request) -> web.Response:
-        if self.sessions.find(request.cookies.get(COOKIE)):
+        if await self.sessions.find(request.cookies.get(COOKIE)):
             return _see_other(safe_next(request.query.get("next")))
         return _html(html.login_form(None, safe_next(request.query.get("next"))))
 
@@ -87,19 +87,19 @@ class Auth:
             return _html(
                 html.login_form("Say who you are: your name is what staff see.", after), 400
             )
-        session = self.sessions.open(staff)
+        session = await self.sessions.open(staff, expected)
         resp = _see_other(after)
         secure = is_https(request, self.guard.settings.trusted_proxies)
         set_cookie(resp, session, secure, self.sessions.lifetime_s)
         return resp
 
     async def logout(self, request: web.Request) -> web.StreamResponse:
-        session = self.sessions.find(request.cookies.get(COOKIE))
+        session = await self.sessions.find(request.cookies.get(COOKIE))
         if session is not None:
             form = await _form(request) or {}
             if not csrf_ok(session, str(form.get("csrf", ""))):
                 raise ApiError(403, "forbidden", "missing or wrong CSRF token")
-            self.sessions.close(session.id)
+            await self.sessions.close(session.id)
         resp = _see_other("/inspector/login")
         clear_cookie(resp)
         return resp
@@ -111,7 +111,7 @@ class Auth:
         answers 401. A POST must carry the session's CSRF token in ``X-CSRF-Token``."""
 
         async def wrapped(request: web.Request) -> web.StreamResponse:
-            session = self.sessions.find(request.cookies.get(COOKIE))
+            session = await self.sessions.find(request.cookies.get(COOKIE))
             if session is None:
                 if page:
                     return _see_other("/inspector/login?" + urlencode({"next": request.path_qs}))

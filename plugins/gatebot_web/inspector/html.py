@@ -15,6 +15,8 @@ NAV = (
     ("/inspector", "Conversations"),
     ("/inspector/escalations", "Escalations"),
     ("/inspector/runs", "Flow runs"),
+    ("/inspector/unanswered", "Unanswered"),
+    ("/inspector/replay", "Replay"),
 )
 
 
@@ -77,6 +79,7 @@ def page(title: str, body: str, csrf: str = "", staff: str = "") -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="csrf" content="{esc(csrf)}">
 <title>{esc(title)} · gatebot inspector</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/inspector/static/inspector.css">
 <script src="/inspector/static/inspector.js" defer></script>
 </head><body>

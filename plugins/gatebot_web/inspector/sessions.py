@@ -1,68 +1,62 @@
 """The inspector's staff sessions: log in once with GATEBOT_ADMIN_TOKEN, then a cookie.
 
-A session is a random id held in this process with an expiry (never the token, which stays out
-of URLs, cookies and logs); the cookie is HttpOnly, SameSite=Strict, and Secure when the page
-came over https. Each session also has a CSRF token that every inspector POST must send back in
-``X-CSRF-Token``. Sessions end at logout, at expiry, or when the process restarts.
+A session is a random id with an expiry (never the token, which stays out of URLs, cookies and
+logs), kept in the database every process shares (:mod:`bot.store.staffsessions`): a cookie made
+on one process works on the others behind a plain load balancer, and logout on one ends it on
+all. The cookie is HttpOnly, SameSite=Strict, and Secure when the page came over https. Each
+session also has a CSRF token, stored with it, that every inspector POST must send back in
+``X-CSRF-Token``. Sessions end at logout, at expiry, or when GATEBOT_ADMIN_TOKEN changes; a
+restart keeps them.
 """
 
 from __future__ import annotations
 
 import hmac
-import secrets
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aiohttp import web
 
+from bot.extend.host import ChannelHost
+from bot.store.staffsessions import (
+    close_staff_session,
+    find_staff_session,
+    open_staff_session,
+)
+from gatebot_web.staff import admin_token
+
 COOKIE = "gatebot_inspector"
 LIFETIME_S = 8 * 3600
-MAX_SESSIONS = 1000
 
 
 @dataclass
 class Session:
-    id: str
+    id: str  # the cookie's value; the database holds only its hash
     staff: str
-    expires: float
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    csrf: str
 
 
 class Sessions:
-    """Live sessions by id, bounded: when full, the one expiring first goes."""
+    """Open, find and close sessions in the shared store, off the event loop."""
 
-    def __init__(self, lifetime_s: float = LIFETIME_S) -> None:
-        self.lifetime_s = lifetime_s
-        self._by_id: dict[str, Session] = {}
+    def __init__(self, host: ChannelHost, lifetime_s: float = LIFETIME_S) -> None:
+        self.host, self.lifetime_s = host, lifetime_s
 
-    def open(self, staff: str) -> Session:
-        self._forget_expired()
-        if len(self._by_id) >= MAX_SESSIONS:
-            del self._by_id[min(self._by_id.values(), key=lambda s: s.expires).id]
-        session = Session(secrets.token_urlsafe(32), staff, time.monotonic() + self.lifetime_s)
-        self._by_id[session.id] = session
-        return session
+    async def open(self, staff: str, token: str) -> Session:
+        session_id, row = await self.host.read_store(
+            open_staff_session, staff, self.lifetime_s, token
+        )
+        return Session(session_id, row.staff, row.csrf)
 
-    def find(self, session_id: str | None) -> Session | None:
-        if not session_id:
-            return None
-        found = self._by_id.get(session_id)
-        if found is None or found.expires <= time.monotonic():
-            self._by_id.pop(session_id, None)
-            return None
-        return found
+    async def find(self, session_id: str | None) -> Session | None:
+        token = admin_token(self.host)
+        if not session_id or len(session_id) > 128 or not token:
+            return None  # no token set: the inspector is off, and every session with it
+        row = await self.host.read_store(find_staff_session, session_id, token)
+        return None if row is None else Session(session_id, row.staff, row.csrf)
 
-    def close(self, session_id: str | None) -> None:
+    async def close(self, session_id: str | None) -> None:
         if session_id:
-            self._by_id.pop(session_id, None)
-
-    def _forget_expired(self) -> None:
-        clock = time.monotonic()
-        for key in [k for k, s in self._by_id.items() if s.expires <= clock]:
-            del self._by_id[key]
-
-    def __len__(self) -> int:
-        return len(self._by_id)
+            await self.host.read_store(close_staff_session, session_id)
 
 
 def is_https(request: web.Request, trusted_proxies: list[str]) -> bool:

@@ -1,5 +1,6 @@
-// The inspector's one script: escalation actions, rewind and fork buttons, and opening the
-// checkpoint a graph node links to. Every POST carries the session's CSRF token from the page.
+// The inspector's one script: escalation actions, rewind and fork buttons, opening the
+// checkpoint a graph node links to, and starting and following a replay. Every POST carries the
+// session's CSRF token from the page.
 "use strict";
 (function () {
   var meta = document.querySelector('meta[name="csrf"]');
@@ -69,6 +70,44 @@
       .catch(function (err) { result.textContent = "refused: " + err.message; });
   }
 
+  function startReplay(button) {
+    var form = button.closest("form");
+    var result = form.querySelector(".result");
+    var body = {
+      pack: form.querySelector('input[name="pack"]').value,
+      since: form.querySelector('input[name="since"]').value,
+      conversations: form.querySelector('input[name="conversations"]').value,
+    };
+    result.textContent = "…";
+    button.disabled = true;
+    post("/inspector/api/replay", body)
+      .then(function () { window.location.reload(); })
+      .catch(function (err) {
+        result.textContent = "refused: " + err.message;
+        button.disabled = false;
+      });
+  }
+
+  // While a replay runs, ask for its state every two seconds; reload when it is over.
+  function pollReplay() {
+    var shown = document.querySelector('[data-replay-state="running"]');
+    if (!shown) return;
+    var timer = window.setInterval(function () {
+      fetch("/inspector/api/replay", { credentials: "same-origin" })
+        .then(function (resp) { return resp.json(); })
+        .then(function (data) {
+          if (data.state !== "running") {
+            window.clearInterval(timer);
+            window.location.reload();
+            return;
+          }
+          shown.textContent = "Replaying… " + data.done + " of " + data.conversations +
+            " conversation(s)";
+        })
+        .catch(function () { window.clearInterval(timer); });
+    }, 2000);
+  }
+
   function openCheckpoint() {
     var target = window.location.hash && document.getElementById(window.location.hash.slice(1));
     if (target && target.tagName === "DETAILS") target.open = true;
@@ -79,7 +118,9 @@
     if (!button) return;
     if (button.hasAttribute("data-verb")) escalationAction(button);
     else if (button.hasAttribute("data-action")) runAction(button);
+    else if (button.hasAttribute("data-replay-start")) startReplay(button);
   });
   window.addEventListener("hashchange", openCheckpoint);
   document.addEventListener("DOMContentLoaded", openCheckpoint);
+  document.addEventListener("DOMContentLoaded", pollReplay);
 })();

@@ -1,0 +1,109 @@
+"""The inspector's replay: one ``bot.replay.replay`` at a time per process, in the background.
+
+The replay builds a sandbox app (heads loaded, knowledge indexed: seconds of CPU), so it runs on
+a thread with an event loop of its own and the web server keeps answering while it works. The
+page polls :meth:`ReplayJob.status`. Cancelling (the server stopping) takes effect between two
+conversations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bot.config import Settings
+from bot.replay import LoggedConversation, ReplayReport, replay
+
+log = logging.getLogger(__name__)
+
+
+class ReplayBusy(Exception):
+    """A replay is already running in this process."""
+
+
+class ReplayCancelled(Exception):
+    """The server is stopping; the replay stopped between two conversations."""
+
+
+@dataclass
+class ReplayJob:
+    state: str = "idle"  # idle | running | done | failed
+    pack: str = ""
+    source: str = ""
+    staff: str = ""
+    total: int = 0
+    done: int = 0
+    error: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    report: ReplayReport | None = None
+    _task: asyncio.Task[None] | None = field(default=None, repr=False)
+    _cancelled: bool = field(default=False, repr=False)
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+    def start(
+        self,
+        conversations: list[LoggedConversation],
+        pack: Path,
+        settings: Settings,
+        source: str,
+        staff: str,
+    ) -> None:
+        """Replay ``conversations`` through ``pack`` in the background; :class:`ReplayBusy` while
+        one runs."""
+        if self.running:
+            raise ReplayBusy(f"a replay started by {self.staff} is still running")
+        self.state, self.pack, self.source, self.staff = "running", str(pack), source, staff
+        self.total, self.done, self.error, self.report = len(conversations), 0, None, None
+        self.started_at, self.finished_at, self._cancelled = datetime.now(UTC), None, False
+        self._task = asyncio.create_task(self._run(conversations, pack, settings, source))
+
+    async def _run(
+        self, conversations: list[LoggedConversation], pack: Path, settings: Settings, source: str
+    ) -> None:
+        try:
+            work = replay(conversations, pack, settings, source, self._counted)
+            self.report = await asyncio.to_thread(asyncio.run, work)
+            self.state = "done"
+        except Exception as exc:  # any failure is shown on the page, never swallowed
+            log.warning("inspector replay failed: %s", exc.__class__.__name__, exc_info=True)
+            self.state, self.error = "failed", f"{exc.__class__.__name__}: {exc}"[:2000]
+        finally:
+            self.finished_at = datetime.now(UTC)
+
+    def _counted(self, conversations: list[LoggedConversation]) -> Iterator[LoggedConversation]:
+        for conv in conversations:
+            if self._cancelled:
+                raise ReplayCancelled("the server stopped during the replay")
+            yield conv
+            self.done += 1
+
+    async def cancel(self) -> None:
+        """Stop between two conversations and wait for the thread to end."""
+        self._cancelled = True
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "state": self.state,
+            "pack": self.pack or None,
+            "source": self.source or None,
+            "staff": self.staff or None,
+            "conversations": self.total,
+            "done": self.done,
+            "error": self.error,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+        }
+        if self.report is not None:
+            out["totals"] = self.report.totals()
+        return out
