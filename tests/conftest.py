@@ -162,3 +162,12 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         )
         raise AssertionError(f"turn records break docs/turn-record.schema.json:\n  {shown}")
     return result
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    done = record_check.checked
+    if done["records"]:
+        terminalreporter.write_line(
+            f"turn records validated against the schema: {done['records']} "
+            f"in {done['seconds']:.2f} s"
+        )

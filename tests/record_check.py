@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,8 @@ from bot.turn.turn import TurnRecord
 
 _validator: Any = None
 _found: list[str] = []
+#: Records checked this session, and the seconds the checks took (the terminal summary's line).
+checked = {"records": 0, "seconds": 0.0}
 _lock = threading.Lock()
 
 
@@ -43,16 +46,20 @@ def install() -> None:
     if getattr(original, "checks_schema", False):
         return
 
-    async def checked(self: agent.Agent, record: TurnRecord) -> None:
+    async def checked_delivery(self: agent.Agent, record: TurnRecord) -> None:
+        started = time.perf_counter()
         found = problems_of(record)
+        with _lock:
+            checked["records"] += 1
+            checked["seconds"] += time.perf_counter() - started
         if found:
             where = f"record {record.get('conversation_id')}#{record.get('seq')}"
             with _lock:
                 _found.extend(f"{where}: {p}" for p in found)
         await original(self, record)
 
-    checked.checks_schema = True  # type: ignore[attr-defined]
-    agent.Agent._deliver_record = checked  # type: ignore[method-assign]
+    checked_delivery.checks_schema = True  # type: ignore[attr-defined]
+    agent.Agent._deliver_record = checked_delivery  # type: ignore[method-assign]
 
 
 def take() -> list[str]:

@@ -7,7 +7,17 @@ import json
 import types
 import typing
 from pathlib import Path
-from typing import Any, NotRequired, Required, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import pytest
 from click.testing import CliRunner
@@ -16,6 +26,7 @@ from jsonschema import Draft202012Validator
 from bot.app import App
 from bot.cli import cli
 from bot.extend.recorder import MemoryRecorder
+from bot.turn import schema as schema_module
 from bot.turn.agent import Agent
 from bot.turn.record import RECORD_KEYS, new_record
 from bot.turn.schema import ADDED_LATER, SCHEMA_FILE, record_schema, render, validator, violations
@@ -221,3 +232,42 @@ def test_gatebot_record_schema_prints_and_checks(tmp_path: Path) -> None:
     assert "3 record(s): 1 conform, 2 break the schema" in checked.output
     log.write_text(json.dumps(good) + "\n", encoding="utf-8")
     assert runner.invoke(cli, ["record-schema", "--check", str(log)]).exit_code == 0
+
+
+class _Inner(TypedDict):
+    """An inner part."""
+
+    kind: Literal["a", "b"]  # which kind
+    #: how many, or null
+    count: int | None
+
+
+# The functional form keeps NotRequired real under ``from __future__ import annotations``.
+_Outer = TypedDict(  # noqa: UP013
+    "_Outer",
+    {
+        "inner": NotRequired[_Inner],
+        "inners": list[_Inner],
+        "extra": dict[str, Any] | None,
+        "scores": dict[str, float],
+    },
+)
+
+
+def test_the_generator_maps_each_type() -> None:
+    defs: dict[str, Any] = {}
+    outer = schema_module._typeddict(_Outer, defs)
+    assert outer["required"] == ["inners", "extra", "scores"]
+    assert outer["properties"]["inner"] == {"$ref": "#/$defs/_Inner"}
+    assert outer["properties"]["extra"] == {"type": ["object", "null"]}
+    assert outer["properties"]["scores"]["additionalProperties"] == {"type": "number"}
+    assert defs["_Inner"] == {
+        "type": "object",
+        "description": "An inner part.",
+        "required": ["kind", "count"],
+        "properties": {
+            "kind": {"description": "which kind", "enum": ["a", "b"]},
+            "count": {"description": "how many, or null", "type": ["integer", "null"]},
+        },
+        "additionalProperties": False,
+    }
