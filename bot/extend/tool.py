@@ -36,6 +36,8 @@ class ToolEvent(TypedDict):
     #: requested | ignored | validated | routed | started | finished | refused | failed, and
     #: declined (a flow's change turned down) or step_limit (a tool loop cut off, tool "")
     event: str
+    #: The event's own keys (open: a refusal's reason, a finish's status and note ...); a finished
+    #: or failed call's also keeps ``call``, ``{"arguments", "result"}``, for replay.
     detail: dict[str, Any]
 
 

@@ -13,8 +13,10 @@ its class's docstring and each key's the comment beside it in the source, so the
 from __future__ import annotations
 
 import inspect
+import itertools
 import json
 import re
+import sys
 import types
 import typing
 from collections.abc import Iterable, Iterator, Mapping
@@ -122,7 +124,8 @@ def _union(options: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _typeddict(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
-    notes = dict(_field_notes(cls))
+    lines, note = _source(cls)
+    notes = dict(_field_notes(lines))
     properties = {}
     for key, hint in hints.items():
         prop = _type(hint, defs)
@@ -130,8 +133,8 @@ def _typeddict(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
             prop = {"description": notes[key], **prop}
         properties[key] = prop
     out: dict[str, Any] = {"type": "object"}
-    if cls.__doc__:
-        out["description"] = " ".join(cls.__doc__.split())
+    if cls.__doc__ or note:
+        out["description"] = " ".join((cls.__doc__ or note).split())
     getter: Any = getattr(cls, "__required_keys__", frozenset())
     out["required"] = [k for k in hints if k in getter]
     out["properties"] = properties
@@ -139,20 +142,34 @@ def _typeddict(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_FIELD = re.compile(r"^\s+([A-Za-z_]\w*): [^#]*?(?:#(?!:)\s*(.*))?$")
+_FIELD = re.compile(r"""^\s+"?([A-Za-z_]\w*)"?: [^#]*?(?:#(?!:)\s*(.*))?$""")
 
 
-def _field_notes(cls: type) -> Iterator[tuple[str, str]]:
-    """Each key's comment in the class source: ``#:`` lines above it and a ``#`` beside it."""
+def _source(cls: type) -> tuple[list[str], str]:
+    """The lines that define ``cls`` (its class body, or its functional ``TypedDict(...)`` call)
+    and the ``#:`` comment above a functional one (its description; a class has a docstring)."""
     try:
-        lines = inspect.getsource(cls).splitlines()
-    except (OSError, TypeError):  # a TypedDict made by the functional form has no class body
-        return
+        return inspect.getsource(cls).splitlines(), ""
+    except (OSError, TypeError):  # the functional form: found by its assignment in the module
+        pass
+    module = inspect.getsource(sys.modules[cls.__module__]).splitlines()
+    opening = f"{cls.__name__} = TypedDict("
+    at = next((i for i, line in enumerate(module) if line.startswith(opening)), None)
+    if at is None:
+        return [], ""
+    above = list(itertools.takewhile(lambda ln: ln.startswith("#:"), reversed(module[:at])))
+    note = " ".join(ln[2:].strip() for ln in reversed(above))
+    body = list(itertools.takewhile(lambda ln: ln != ")", module[at:]))
+    return body, note
+
+
+def _field_notes(lines: list[str]) -> Iterator[tuple[str, str]]:
+    """Each key's comment in its definition: comment lines above it and a ``#`` beside it."""
     above: list[str] = []
     for line in lines[1:]:
         stripped = line.strip()
-        if stripped.startswith("#:"):
-            above.append(stripped[2:].strip())
+        if stripped.startswith("#"):
+            above.append(stripped.lstrip("#:").strip())
             continue
         found = _FIELD.match(line)
         if found:
