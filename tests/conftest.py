@@ -16,6 +16,7 @@ from bot.app import App
 from bot.config import Settings
 from bot.extend.recorder import MemoryRecorder
 from bot.packs import Pack, load_pack
+from tests import record_check
 
 # Torch on one thread unless the runner says otherwise (subprocesses inherit it): the tests embed
 # a few hundred short texts at most, which gain nothing from splitting, while on a busy two-core
@@ -137,3 +138,36 @@ async def flow_client(
             yield client, gb
     finally:
         await gb.stop()
+
+
+# -- every turn record the suite produces conforms to docs/turn-record.schema.json -----------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    record_check.install()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    record_check.take()  # what an earlier test's teardown produced is not this test's
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    result = yield
+    found = record_check.take()
+    if found:
+        shown = "\n  ".join(found[:20]) + (
+            f"\n  ... and {len(found) - 20} more" if found[20:] else ""
+        )
+        raise AssertionError(f"turn records break docs/turn-record.schema.json:\n  {shown}")
+    return result
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    done = record_check.checked
+    if done["records"]:
+        terminalreporter.write_line(
+            f"turn records validated against the schema: {done['records']} "
+            f"in {done['seconds']:.2f} s"
+        )

@@ -18,6 +18,7 @@ from bot.cli import (
     heads_outcomes,
     plugins_cmd,
     preflight,
+    record_schema,
     replay,
     run,
     scope,
@@ -40,7 +41,7 @@ def cli(verbose: int) -> None:
     """gatebot: a gated conversational agent for customer conversations.
 
     Exit codes: 0 done, 1 a check failed or something changed (doctor, preflight replay,
-    replay over its budget),
+    replay over its budget, a record breaking its schema),
     2 a usage or configuration error, 130 interrupted.
     """
     setup_logging(verbose)
@@ -60,6 +61,7 @@ COMMANDS = (
     evalset,
     data,
     unanswered,
+    record_schema,
 )
 for module in COMMANDS:
     cli.add_command(module.command)

@@ -37,9 +37,10 @@ class RecordedResponse(TypedDict):
     tool_calls: list[dict[str, Any]]
 
 
+# The functional form keeps ``NotRequired`` real at run time under ``from __future__ import
+# annotations`` (the record's schema, bot/turn/schema.py, reads it).
 #: What the turn record keeps of one model call (:func:`call` writes it); ``error`` says why it
-#: failed, the call being recorded all the same. The functional form keeps ``NotRequired`` real
-#: at run time under ``from __future__ import annotations`` (the record's schema test reads it).
+#: failed, the call being recorded all the same.
 ModelCall = TypedDict(  # noqa: UP013
     "ModelCall",
     {
@@ -50,10 +51,10 @@ ModelCall = TypedDict(  # noqa: UP013
         "tokens_in": int,
         "tokens_out": int,
         "error": NotRequired[str],
-        # What ``gatebot replay`` needs to reuse the call: the prompt's digest
-        # (:func:`prompt_digest`) and what the model answered.
+        # For ``gatebot replay`` to reuse the call: the digest of everything the provider was
+        # given (:func:`prompt_digest`), so a changed prompt is told from the same one ...
         "prompt_sha256": NotRequired[str],
-        "response": NotRequired[RecordedResponse],
+        "response": NotRequired[RecordedResponse],  # ... and what the model answered
     },
 )
 

@@ -33,7 +33,11 @@ class ToolEvent(TypedDict):
     """One lifecycle event of a call, as the turn record's ``tools`` list keeps it."""
 
     tool: str
-    event: str  # requested | validated | started | finished | refused | failed | routed | declined
+    #: requested | ignored | validated | routed | started | finished | refused | failed, and
+    #: declined (a flow's change turned down) or step_limit (a tool loop cut off, tool "")
+    event: str
+    #: The event's own keys (open: a refusal's reason, a finish's status and note ...); a finished
+    #: or failed call's also keeps ``call``, ``{"arguments", "result"}``, for replay.
     detail: dict[str, Any]
 
 
