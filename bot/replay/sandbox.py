@@ -2,9 +2,10 @@
 
 :class:`SandboxApp` is the app built for the new pack, as ``gatebot run`` would build it, over a
 temporary SQLite store, with no channel and no recorder: an escalation is queued in that store
-(so a hand-off waits as it did when logged) and posted nowhere. Every tool is a :class:`~bot.replay.recorded.RecordedTool`
-and every model provider a :class:`~bot.replay.recorded.RecordedModel` over one
-:class:`~bot.replay.recorded.Book`, which holds the calls of the conversation being replayed.
+(so a hand-off waits as it did when logged) and posted nowhere. Every tool is a
+:class:`~bot.replay.recorded.RecordedTool` and every model provider a
+:class:`~bot.replay.recorded.RecordedModel` over one :class:`~bot.replay.recorded.Book`, which
+holds the calls of the conversation being replayed.
 Each logged conversation starts afresh in the sandbox store, so its state is rebuilt turn by turn
 from the replayed turns, never copied from the log.
 """
