@@ -29,6 +29,7 @@ from gatebot_slack.config import SlackSettings
 from bot.app import App
 from bot.config import Settings
 from bot.errors import ConfigError
+from bot.outcomes import KINDS
 from tests.conftest import ACME
 from tests.slack_server import BOT_ID, BOT_USER, Call, SlackServer
 
@@ -97,8 +98,21 @@ class Bot:
         headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
         return await self.deliver(json.dumps(body), headers=headers if retry else None)
 
-    async def click(self, verb: str, escalation_id: int, user: str) -> tuple[int, str]:
-        """A help-desk button, as a block_actions payload (form-encoded, like Slack's)."""
+    async def click(
+        self, verb: str, escalation_id: int, user: str, outcome: str | None = None
+    ) -> tuple[int, str]:
+        """A help-desk control, as a block_actions payload (form-encoded, like Slack's): a
+        button, or with ``outcome`` the Resolve menu with that option chosen."""
+        action: dict[str, Any] = {
+            "type": "button",
+            "action_id": blocks.desk_action_id(verb, escalation_id),
+            "block_id": f"gatebot-desk-{escalation_id}",
+            "value": str(escalation_id),
+        }
+        if outcome is not None:
+            del action["value"]
+            option = {"text": {"type": "plain_text", "text": outcome}, "value": outcome}
+            action.update(type="static_select", selected_option=option)
         payload = {
             "type": "block_actions",
             "user": {"id": user, "team_id": "T1"},
@@ -107,14 +121,7 @@ class Bot:
             "channel": {"id": DESK},
             "container": {"type": "message", "channel_id": DESK},
             "trigger_id": "1.2.3",
-            "actions": [
-                {
-                    "type": "button",
-                    "action_id": blocks.desk_action_id(verb, escalation_id),
-                    "block_id": f"gatebot-desk-{escalation_id}",
-                    "value": str(escalation_id),
-                }
-            ],
+            "actions": [action],
         }
         body = urlencode({"payload": json.dumps(payload)})
         return await self.deliver(body, "application/x-www-form-urlencoded")
@@ -389,6 +396,29 @@ async def test_a_widget_visitor_asking_for_a_person_appears_on_the_slack_desk(bo
     ]
     esc = bot.app.store.get_escalation(esc_id)
     assert esc is not None and esc.delivery == "posted to slack"
+    (menu,) = [e for b in post.body["blocks"] if b["type"] == "actions" for e in b["elements"]][2:]
+    assert menu["type"] == "static_select"
+    assert [o["value"] for o in menu["options"]] == list(KINDS)
+
+
+async def test_resolve_records_the_outcome_staff_chose(bot: Bot) -> None:
+    conv, esc_id, desk_ts = await escalate_visitor(bot)
+    await bot.click("resolve", esc_id, STAFF, outcome="no-such-kind")  # nothing done
+    await bot.settle()
+    assert bot.app.store.outcomes(conv[0]) == []
+    await bot.click("resolve", esc_id, STRANGER, outcome="purchase")  # not a desk member
+    await bot.settle()
+    assert bot.app.store.outcomes(conv[0]) == []
+
+    assert (await bot.click("resolve", esc_id, STAFF, outcome="purchase"))[0] == 200
+    await bot.settle()
+    esc = bot.app.store.get_escalation(esc_id)
+    assert esc is not None and (esc.status, esc.outcome) == ("resolved", "purchase")
+    (label,) = bot.app.store.outcomes(conv[0])
+    assert (label.kind, label.source, label.staff) == ("purchase", "escalation", STAFF)
+    assert label.turns and label.turns[0]["seq"] == 1  # linked to the turns that led here
+    note = bot.slack.calls_to("chat.postMessage", channel=DESK, thread_ts=desk_ts)[-1]
+    assert note.body["text"] == f"<@{STAFF}> resolved this escalation: purchase."
 
 
 async def test_take_over_from_a_member_pauses_and_a_stranger_is_refused(bot: Bot) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.outcomes import KINDS
+
 Block = dict[str, Any]
 
 #: Slack's limits: a section's text, a button's label, a message's blocks.
@@ -20,8 +22,10 @@ BUTTON_LABEL_LIMIT = 75
 URL_LIMIT = 3000
 MAX_BLOCKS = 50
 
-#: Help-desk buttons: ``gatebot:<verb>:<escalation id>``.
+#: Help-desk controls: ``gatebot:<verb>:<escalation id>``. Resolve is a menu of outcome kinds:
+#: the one chosen is recorded as the conversation's outcome (a label heads are scored against).
 DESK_VERBS = {"take_over": "Take over", "hand_back": "Hand back", "resolve": "Resolve"}
+RESOLVE_PLACEHOLDER = "Resolve as…"
 DESK_ACTION = re.compile(r"^gatebot:(take_over|hand_back|resolve):(\d+)$")
 #: Link buttons (mailto, booking page). Slack still sends a click on them to the app, which
 #: must acknowledge it or the user sees a warning.
@@ -214,10 +218,34 @@ def parse_desk_action(action_id: str) -> tuple[str, int] | None:
     return (match.group(1), int(match.group(2))) if match else None
 
 
+def desk_outcome(action: dict[str, Any]) -> str | None:
+    """The outcome kind a Resolve control carries: the menu's chosen option, or ``resolved`` for
+    the plain Resolve button of a post made before the menu; None for anything else."""
+    chosen = action.get("selected_option")
+    if chosen is None:
+        return "resolved" if action.get("type", "button") == "button" else None
+    value = chosen.get("value") if isinstance(chosen, dict) else None
+    return value if value in KINDS else None
+
+
+def _resolve_menu(escalation_id: int) -> Block:
+    return {
+        "type": "static_select",
+        "action_id": desk_action_id("resolve", escalation_id),
+        "placeholder": {"type": "plain_text", "text": RESOLVE_PLACEHOLDER},
+        "options": [
+            {"text": {"type": "plain_text", "text": kind}, "value": kind} for kind in KINDS
+        ],
+    }
+
+
 def escalation(escalation_id: int, summary: str) -> tuple[str, list[Block]]:
-    """The help-desk post: the summary, then Take over / Hand back / Resolve."""
+    """The help-desk post: the summary, then Take over / Hand back and the Resolve menu."""
     buttons: list[Block] = []
     for verb, label in DESK_VERBS.items():
+        if verb == "resolve":
+            buttons.append(_resolve_menu(escalation_id))
+            continue
         button: Block = {
             "type": "button",
             "text": {"type": "plain_text", "text": label},

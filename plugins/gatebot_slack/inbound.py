@@ -7,7 +7,8 @@ its acknowledgement well inside its 3 seconds; the turn runs after.
   conversation (external id ``"<channel>:<thread ts>"``) and the replies go into that thread.
   Later messages in a customer's thread count without a mention.
 * A message in a help-desk thread (an escalation's) is a staff reply, relayed to the customer.
-* A help-desk button is Take over / Hand back / Resolve, for members of the desk's channel.
+* A help-desk control is Take over / Hand back (buttons) or Resolve (a menu of outcome kinds,
+  the one chosen recorded as the conversation's outcome), for members of the desk's channel.
 
 Slack redelivers an event it thinks was lost (``X-Slack-Retry-Num``), and a mention in a
 channel arrives twice, as ``app_mention`` and as ``message``. Both are one message, so the
@@ -38,7 +39,7 @@ _DONE = {
     "take_over": "<@{user}> took over: the agent is paused, and replies in this thread go to the "
     "customer.",
     "hand_back": "<@{user}> handed the conversation back to the agent.",
-    "resolve": "<@{user}> resolved this escalation.",
+    "resolve": "<@{user}> resolved this escalation: {outcome}.",
 }
 
 
@@ -132,8 +133,12 @@ class Inbound:
         if parsed is None or not user or not where:
             return
         verb, escalation_id = parsed
+        outcome = blocks.desk_outcome(action) if verb == "resolve" else "resolved"
+        if outcome is None:
+            log.warning("slack: resolve #%s chose no known outcome; nothing done", escalation_id)
+            return
         self.channel.spawn(
-            self.desk_action(verb, escalation_id, user, where), f"{verb} #{escalation_id}"
+            self.desk_action(verb, escalation_id, user, where, outcome), f"{verb} #{escalation_id}"
         )
 
     async def on_offer_person(
@@ -221,11 +226,14 @@ class Inbound:
                 channel, user, f"Not sent to the customer: {exc}", event.get("thread_ts")
             )
 
-    async def desk_action(self, verb: str, escalation_id: int, user: str, where: str) -> None:
+    async def desk_action(
+        self, verb: str, escalation_id: int, user: str, where: str, outcome: str = "resolved"
+    ) -> None:
         try:
-            acted = await self.host.act(verb, escalation_id, user)
+            acted = await self.host.act(verb, escalation_id, user, outcome=outcome)
         except HelpDeskError as exc:
             await self.channel.whisper(where, user, f"Not done: {exc}", None)
             return
         if acted.escalation.thread:
-            await self.channel.note(acted.escalation.thread, _DONE[verb].format(user=user))
+            done = _DONE[verb].format(user=user, outcome=outcome)
+            await self.channel.note(acted.escalation.thread, done)
