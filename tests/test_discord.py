@@ -31,6 +31,7 @@ from gatebot_discord.channel import DiscordChannel, intents
 from bot.app import App
 from bot.config import Settings
 from bot.errors import ConfigError
+from bot.outcomes import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -257,8 +258,20 @@ def interaction_responses(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any
     return calls
 
 
-async def press(world: World, post: discord.Message, custom_id: str, who: discord.Member) -> None:
-    """A button press as Discord's gateway delivers it: INTERACTION_CREATE, parsed by discord.py."""
+async def press(
+    world: World,
+    post: discord.Message,
+    custom_id: str,
+    who: discord.Member,
+    values: list[str] | None = None,
+) -> None:
+    """A button press (or with ``values`` a choice in a select menu) as Discord's gateway delivers
+    it: INTERACTION_CREATE, parsed by discord.py."""
+    data: dict[str, Any] = {"custom_id": custom_id}
+    if values is None:
+        data["component_type"] = discord.ComponentType.button.value
+    else:
+        data.update(component_type=discord.ComponentType.string_select.value, values=values)
     payload = {
         "id": str(factories.make_id()),
         "application_id": str(world.me.id),
@@ -270,7 +283,7 @@ async def press(world: World, post: discord.Message, custom_id: str, who: discor
         "channel": {"id": str(post.channel.id), "type": 0, "guild_id": str(world.guild.id)},
         "member": {**factories.dict_from_member(who), "permissions": "0"},
         "message": factories.dict_from_message(post),
-        "data": {"custom_id": custom_id, "component_type": discord.ComponentType.button.value},
+        "data": data,
         "app_permissions": str(BOT_PERMISSIONS.value),
         "locale": "en-US",
         "attachment_size_limit": 8 * 1024 * 1024,
@@ -279,6 +292,14 @@ async def press(world: World, post: discord.Message, custom_id: str, who: discor
     }
     world.client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
     await bounded(dpytest.run_all_events())
+
+
+def menu_options(world: World, message: discord.Message) -> list[str]:
+    """The values of the select menu sent with ``message``."""
+    payloads = [p for channel_id, p in world.server.payloads if channel_id == message.channel.id]
+    payload = next(p for p in payloads if p.get("embeds") == [e.to_dict() for e in message.embeds])
+    menus = [b for row in payload["components"] for b in row["components"] if "options" in b]
+    return [o["value"] for menu in menus for o in menu["options"]]
 
 
 def ephemeral(response: dict[str, Any]) -> str:
@@ -290,12 +311,15 @@ def ephemeral(response: dict[str, Any]) -> str:
 
 
 def buttons(world: World, message: discord.Message) -> dict[str, str]:
-    """The buttons sent with ``message``: label -> custom id (or url), from the payload."""
+    """The buttons and menus sent with ``message``: label (a menu's placeholder) -> custom id
+    (or url), from the payload."""
     payloads = [p for channel_id, p in world.server.payloads if channel_id == message.channel.id]
     payload = next(p for p in payloads if p.get("embeds") == [e.to_dict() for e in message.embeds])
     rows = payload.get("components") or []
     return {
-        b["label"]: b.get("custom_id") or b.get("url") for row in rows for b in row["components"]
+        b.get("label") or b["placeholder"]: b.get("custom_id") or b.get("url")
+        for row in rows
+        for b in row["components"]
     }
 
 
@@ -427,7 +451,7 @@ async def test_a_discord_customer_reaches_staff_and_back(
     assert ids == {
         "Take over": "gatebot:desk:take_over:1",
         "Hand back": "gatebot:desk:hand_back:1",
-        "Resolve": "gatebot:desk:resolve:1",
+        "Resolve as…": "gatebot:desk:resolve:1",
     }
     esc = app.store.escalations("open")[0]
     assert esc.thread == str(post.id) and esc.delivery == "posted to discord"
@@ -462,9 +486,18 @@ async def test_a_discord_customer_reaches_staff_and_back(
     back = world.sent()
     assert len(back) == 1 and "Docker" in (back[0].content or "")
 
-    await press(world, post, ids["Resolve"], world.sam)
+    options = menu_options(world, post)
+    assert options == list(KINDS)
+    await press(world, post, ids["Resolve as…"], world.sam, values=["refund-please"])
+    assert ephemeral(interaction_responses[-1]).startswith("Not resolved: choose one of trial")
+    await press(world, post, ids["Resolve as…"], world.sam, values=["demo"])
+    assert ephemeral(interaction_responses[-1]) == "Escalation #1 resolved: demo."
     done = app.store.get_escalation(esc.id or 0)
     assert done is not None and (done.status, done.staff) == ("resolved", str(world.sam.id))
+    assert done.outcome == "demo"
+    (label,) = app.store.outcomes(esc.conversation_id)
+    assert (label.kind, label.source, label.staff) == ("demo", "escalation", str(world.sam.id))
+    assert [t["seq"] for t in label.turns] == [1, 2, 3]  # the turns that led here
 
 
 @pytest.mark.parametrize("app", ["routing"], indirect=True)
@@ -545,8 +578,8 @@ async def test_only_desk_members_may_press_or_reply(
     conv, _ = app.store.create_conversation("web", with_token=True)
     await bounded(app.agent.handle(conv, "I want to talk to a person", "1"))
     post = desk_post(world, world.sent())
-    for label in ("Take over", "Resolve"):
-        await press(world, post, buttons(world, post)[label], world.stranger)
+    for label in ("Take over", "Resolve as…"):
+        await press(world, post, buttons(world, post)[label], world.stranger, values=["trial"])
         answer = ephemeral(interaction_responses[-1])
         assert answer == "Only members of the sales help desk can do that."
     esc = app.store.escalations()[0]
@@ -565,7 +598,9 @@ async def test_an_unknown_button_or_a_resolved_escalation_is_answered_plainly(
     assert interaction_responses == []  # not ours: not answered
     await press(world, post, render.custom_id("take_over", 99), world.sam)
     assert ephemeral(interaction_responses[-1]) == "Escalation #99 is not known here."
-    await press(world, post, buttons(world, post)["Resolve"], world.sam)
+    # A post from before the menu had a plain Resolve button: a press records "resolved".
+    await press(world, post, render.custom_id("resolve", 1), world.sam)
+    assert [o.kind for o in app.store.outcomes(conv.id)] == ["resolved"]
     await press(world, post, buttons(world, post)["Take over"], world.sam)
     answer = ephemeral(interaction_responses[-1])
     assert answer == "Could not take over: escalation #1 is resolved."

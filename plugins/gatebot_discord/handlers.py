@@ -22,12 +22,14 @@ import discord
 
 from bot.extend.host import ChannelHost
 from bot.helpdesk import HelpDeskError, NotAMember, UnknownEscalation
+from bot.outcomes import KINDS
 from bot.store import Conversation, Escalation
 from gatebot_discord.render import (
     HAND_BACK,
     LABELS,
     RESOLVE,
     TAKE_OVER,
+    chosen_outcome,
     offered_message,
     parse_custom_id,
     thread_name,
@@ -44,7 +46,7 @@ _DONE = {
     TAKE_OVER: "You have escalation #{id}: the agent is paused, and what you write in this "
     "thread reaches the customer.",
     HAND_BACK: "Escalation #{id} handed back: the agent answers the customer again.",
-    RESOLVE: "Escalation #{id} resolved.",
+    RESOLVE: "Escalation #{id} resolved: {outcome}.",
 }
 
 
@@ -139,7 +141,12 @@ class Handlers:
         if parsed is None:
             return  # a component that is not one of ours
         action, escalation_id = parsed
-        answer = await self._desk_action(action, escalation_id, str(interaction.user.id))
+        outcome = chosen_outcome(interaction.data) if action == RESOLVE else "resolved"
+        if outcome is None:
+            answer = f"Not resolved: choose one of {', '.join(KINDS)}."
+        else:
+            staff = str(interaction.user.id)
+            answer = await self._desk_action(action, escalation_id, staff, outcome)
         await interaction.response.send_message(answer, ephemeral=True)
 
     # -- customers -----------------------------------------------------------------------------
@@ -251,14 +258,19 @@ class Handlers:
             log.warning("staff reply for escalation #%s not delivered: %s", escalation.id, exc)
             await self.adapter.notice(message.channel, f"Not delivered to the customer: {exc}.")
 
-    async def _desk_action(self, action: str, escalation_id: int, staff: str) -> str:
-        """Run a button's action; the answer is what the presser alone sees."""
+    async def _desk_action(
+        self, action: str, escalation_id: int, staff: str, outcome: str = "resolved"
+    ) -> str:
+        """Run a button's (or the Resolve menu's) action; the answer is what the presser alone
+        sees."""
         try:
-            await self.host.act(action, escalation_id, staff, via=self.adapter.name)
+            await self.host.act(
+                action, escalation_id, staff, via=self.adapter.name, outcome=outcome
+            )
         except UnknownEscalation:
             return f"Escalation #{escalation_id} is not known here."
         except NotAMember as exc:
             return f"Only members of the {exc.desk} help desk can do that."
         except HelpDeskError as exc:
             return f"Could not {LABELS[action].lower()}: {exc}."
-        return _DONE[action].format(id=escalation_id)
+        return _DONE[action].format(id=escalation_id, outcome=outcome)

@@ -2,8 +2,9 @@
 
 Owns everything about how a message looks on Discord and nothing about sending it: text replies
 (split to Discord's 2,000-character limit, sources as a small line), cards as embeds with link
-buttons, staff replies with their author, and the help-desk post with its Take over / Hand back /
-Resolve buttons, whose custom ids this module also encodes and parses. Pure: no client, no I/O.
+buttons, staff replies with their author, and the help-desk post with its Take over / Hand back
+buttons and its Resolve menu of outcome kinds, whose custom ids this module also encodes and
+parses. Pure: no client, no I/O.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import discord
+
+from bot.outcomes import KINDS
 
 #: Discord's limits (message content, embed description, embed title, thread name).
 MAX_CONTENT = 2000
@@ -30,6 +33,8 @@ _STYLES = {
     HAND_BACK: discord.ButtonStyle.secondary,
     RESOLVE: discord.ButtonStyle.success,
 }
+#: Resolve is a select menu: the kind chosen is recorded as the conversation's outcome.
+RESOLVE_PLACEHOLDER = "Resolve as…"
 # The escalation id travels in the custom id, so a press is understood from the id alone: the
 # buttons keep working after a restart without re-registering any view.
 _CUSTOM_ID = re.compile(r"^gatebot:desk:(take_over|hand_back|resolve):(\d{1,18})$")
@@ -220,8 +225,30 @@ def _takes_view(out: list[Outgoing]) -> bool:
     return bool(out) and out[-1].view is None
 
 
+def chosen_outcome(data: Any) -> str | None:
+    """The outcome kind a Resolve press carries: the menu's choice, or ``resolved`` for the plain
+    Resolve button of a post made before the menu; None for a value that is no kind."""
+    values = data.get("values") if isinstance(data, dict) else None
+    if values is None:
+        return "resolved"
+    return (
+        values[0] if isinstance(values, list) and len(values) == 1 and values[0] in KINDS else None
+    )
+
+
+def _resolve_menu(escalation_id: int) -> discord.ui.Select[discord.ui.View]:
+    options = [discord.SelectOption(label=kind, value=kind) for kind in KINDS]
+    return discord.ui.Select(
+        custom_id=custom_id(RESOLVE, escalation_id),
+        placeholder=RESOLVE_PLACEHOLDER,
+        options=options,
+        row=1,
+    )
+
+
 def escalation_post(escalation_id: int, kind: str, summary: str) -> Outgoing:
-    """The help desk's view of an escalation: the summary as an embed, and the three buttons."""
+    """The help desk's view of an escalation: the summary as an embed, the Take over and Hand back
+    buttons, and the Resolve menu."""
     embed = discord.Embed(
         title=truncate(f"Escalation #{escalation_id} ({kind})", MAX_TITLE),
         description=truncate(summary, MAX_DESCRIPTION),
@@ -229,7 +256,7 @@ def escalation_post(escalation_id: int, kind: str, summary: str) -> Outgoing:
     )
     embed.set_footer(text="Take over, then write in this thread: the customer sees what you write.")
     view = discord.ui.View(timeout=None)
-    for action in ACTIONS:
+    for action in (TAKE_OVER, HAND_BACK):
         view.add_item(
             discord.ui.Button(
                 label=LABELS[action],
@@ -237,6 +264,7 @@ def escalation_post(escalation_id: int, kind: str, summary: str) -> Outgoing:
                 custom_id=custom_id(action, escalation_id),
             )
         )
+    view.add_item(_resolve_menu(escalation_id))
     return Outgoing(embeds=[embed], view=view)
 
 
