@@ -18,6 +18,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.app import App
 from bot.config import Settings
 from bot.extend.recorder import MemoryRecorder
+from bot.outcomes import KINDS
 from bot.store import Turn
 from tests.inspector_seed import seed_conversation
 
@@ -291,14 +292,98 @@ async def test_staff_take_over_and_answer_from_the_page(
     assert empty.status == 400
     done = await client.post(
         f"/inspector/api/escalations/{esc.id}/resolve",
-        json={"outcome": "answered"},
+        json={"outcome": "not-resolved"},
         headers=headers,
     )
-    assert (await done.json())["escalation"]["outcome"] == "answered"
+    assert (await done.json())["escalation"]["outcome"] == "not-resolved"
     assert (
         f'data-escalation="{esc.id}"'
         not in await (await client.get("/inspector/escalations")).text()
     )
+
+
+async def test_resolve_from_the_queue_records_the_outcome_kind_chosen(
+    inspector: tuple[TestClient, App],
+) -> None:
+    from bot.outcomes.labels import record_outcome
+
+    client, gb = inspector
+    conv = seed_conversation(gb.store, 3)
+    bought = seed_conversation(gb.store, 1)
+    esc = gb.store.escalate(conv.id, "the customer asked for a person", "support")
+    await log_in(client)
+    queue = await (await client.get("/inspector/escalations")).text()
+    menu = re.search(r'<select name="outcome">(.*?)</select>', queue)
+    assert menu and re.findall(r'value="([^"]+)"', menu.group(1)) == list(KINDS)
+    assert '<option value="resolved" selected>' in menu.group(1)
+    headers = {"X-CSRF-Token": await csrf_of(client)}
+    path = f"/inspector/api/escalations/{esc.id}/resolve"
+    for bad in ("sold", 5):
+        resp = await client.post(path, json={"outcome": bad}, headers=headers)
+        assert resp.status == 400 and "outcome" in (await resp.json())["error"]["message"]
+    assert gb.store.outcomes(conv.id) == []  # nothing recorded, the escalation still open
+    assert (await client.post(path, json={}, headers=headers)).status == 200  # the default
+    assert gb.store.outcomes(conv.id)[0].kind == "resolved"
+    gb.store.update_escalation(esc.id or 0, status="open")  # again, choosing this time
+    resp = await client.post(path, json={"outcome": "churn"}, headers=headers)
+    assert resp.status == 200 and (await resp.json())["escalation"]["outcome"] == "churn"
+    labels = [(o.kind, o.source, o.staff) for o in gb.store.outcomes(conv.id)]
+    assert labels == [("resolved", "escalation", "Dana"), ("churn", "escalation", "Dana")]
+    assert [t["seq"] for t in gb.store.outcomes(conv.id)[1].turns] == [1, 2, 3]
+    # The list's outcome filter reads the outcomes table: a webhook's label has no escalation.
+    record_outcome(gb.store, {"conversation_id": bought.id, "kind": "purchase"}, "api")
+    assert await listed(client, outcome="purchase") == [bought.id]
+    assert await listed(client, outcome="churn") == [conv.id]
+    page = await (await client.get(f"/inspector/conversations/{bought.id}")).text()
+    assert "<li><b>purchase</b> from api" in page
+
+
+async def test_staff_confirm_or_correct_a_turns_intent_from_the_timeline(
+    inspector: tuple[TestClient, App],
+) -> None:
+    client, gb = inspector
+    conv = seed_conversation(gb.store, 2)
+    first, second = gb.store.turns(conv.id)
+    await log_in(client)
+    page = await (await client.get(f"/inspector/conversations/{conv.id}")).text()
+    assert page.count('class="label-turn"') == 2 and f'data-turn="{first.id}"' in page
+    form = page.split(f'data-turn="{first.id}"')[1].split("</form>")[0]
+    assert '<option value="pricing" selected>' in form  # what the head read, to confirm
+    assert '<option value="none">' in form and "not labelled" in form
+    path = f"/inspector/api/turns/{first.id}/label"
+    refused = await client.post(path, json={"intent": "pricing"})
+    assert refused.status == 403  # the session alone is not enough: the CSRF token too
+    headers = {"X-CSRF-Token": await csrf_of(client)}
+    for body, status in (
+        ({"intent": "pricng"}, 400),  # a typo never becomes gold
+        ({"intent": "pricing", "staff": "Eve"}, 400),  # who labels is the session's staff
+        ({}, 400),
+    ):
+        resp = await client.post(path, json=body, headers=headers)
+        assert resp.status == status, await resp.text()
+    gone = "/inspector/api/turns/999999/label"
+    assert (await client.post(gone, json={"intent": "none"}, headers=headers)).status == 404
+    assert gb.store.labelled_turns("intent") == []
+
+    ok = await client.post(path, json={"intent": "pricing"}, headers=headers)
+    assert ok.status == 200 and (await ok.json())["confirmed"] is True
+    fixed = await client.post(
+        f"/inspector/api/turns/{second.id}/label", json={"intent": "refund"}, headers=headers
+    )
+    answer = await fixed.json()
+    assert answer["confirmed"] is False and answer["label"] == {
+        "head": "intent",
+        "intent": "refund",
+        "staff": "Dana",
+    }
+    labelled = gb.store.labelled_turns("intent")
+    assert [(t.turn_id, t.label) for t in labelled] == [
+        (first.id, "pricing"),
+        (second.id, "refund"),
+    ]
+    page = await (await client.get(f"/inspector/conversations/{conv.id}")).text()
+    form = page.split(f'data-turn="{second.id}"')[1].split("</form>")[0]
+    assert '<option value="refund" selected>' in form and "labelled refund" in form
 
 
 def test_migration_fills_the_filter_columns_of_earlier_turns(database_url: str) -> None:
@@ -373,6 +458,7 @@ async def test_rewind_and_fork_a_flow_run_from_the_page(
 
 def test_the_list_query_on_each_database(database_url: str) -> None:
     """The same SQL on SQLite and PostgreSQL: filters, the date range, search and paging."""
+    from bot.outcomes.labels import record_outcome
     from bot.store import Store
     from bot.store.inspect import ConversationFilter, find_conversations
 
@@ -388,6 +474,8 @@ def test_the_list_query_on_each_database(database_url: str) -> None:
 
         store.update_conversation(other.id, state={"values": {}, "outcome": "demo"})
         assert ids(outcome="demo") == [other.id] and ids(outcome="trial") == []
+        record_outcome(store, {"conversation_id": long.id, "kind": "trial"}, "api")
+        assert ids(outcome="trial") == [long.id]  # a label in the outcomes table
         assert ids(unsure=True, refused=True) == [long.id]
         assert ids(channel="slack") == [other.id]
         assert ids(text="100%") == [long.id] and ids(text="0_") == []

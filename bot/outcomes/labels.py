@@ -104,6 +104,12 @@ def record_outcome(store: Store, fields: dict[str, Any], source: str) -> tuple[O
     return store.add_outcome(Outcome(**fields, source=source, turns=links))
 
 
+def label_choices(pack: Pack) -> list[str]:
+    """What a turn's intent label may say: the pack's intents (and its flows' example labels),
+    sorted; ``none`` (nothing the pack declares) is allowed besides."""
+    return sorted({i.name for i in pack.intents} | {lab for _, lab in pack.flow_examples()})
+
+
 def label_turn(
     store: Store, pack: Pack, turn_id: int, data: dict[str, Any]
 ) -> tuple[TurnLabel, Turn]:
@@ -113,7 +119,7 @@ def label_turn(
     if unknown:
         raise OutcomeError(f"unknown field(s): {', '.join(sorted(unknown))}")
     intent = data.get("intent")
-    known = sorted({i.name for i in pack.intents} | {lab for _, lab in pack.flow_examples()})
+    known = label_choices(pack)
     if not isinstance(intent, str) or intent not in (*known, NONE):
         raise OutcomeError(f"intent must be one of the pack's intents or none: {', '.join(known)}")
     staff = _text(data, "staff")
@@ -136,4 +142,18 @@ def outcome_json(outcome: Outcome, duplicate: bool = False) -> dict[str, Any]:
             "turns": outcome.turns,
         },
         "duplicate": duplicate,
+    }
+
+
+def label_json(label: TurnLabel, turn: Turn) -> dict[str, Any]:
+    """A stored turn label, with what the intent head read and whether staff confirmed it."""
+    reads = (turn.record or {}).get("reads", [])
+    read: dict[str, Any] = next(
+        (r for r in reads if isinstance(r, dict) and r.get("head") == "intent"), {}
+    )
+    return {
+        "turn": {"id": turn.id, "conversation_id": turn.conversation_id, "seq": turn.seq},
+        "label": {"head": label.head, "intent": label.label, "staff": label.staff},
+        "read": {"version": read.get("version"), "answer": read.get("answer")},
+        "confirmed": read.get("answer") == label.label,
     }

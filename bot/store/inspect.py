@@ -6,7 +6,7 @@ Only reads: the inspector's writes go through the help desks and the flow engine
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,9 @@ from bot.store.models import (
     FlowRun,
     KnowledgePassage,
     Message,
+    Outcome,
     Turn,
+    TurnLabel,
 )
 
 if TYPE_CHECKING:
@@ -42,8 +44,9 @@ class ConversationFilter:
     escalated: bool = False  # has an escalation, or a turn whose move escalated
     unsure: bool = False
     refused: bool = False
-    #: An escalation's recorded outcome ("resolved", "refunded") or the conversation's own
-    #: (the pack's outcome it qualified for: "demo", "trial").
+    #: An outcome label (the outcomes table: staff resolving, a CRM or billing webhook), an
+    #: escalation's recorded outcome ("refunded"), or the conversation's own (the pack's outcome
+    #: it qualified for: "demo", "trial").
     outcome: str | None = None
     status: str | None = None  # the conversation's status (open, handed_off, resolved, ...)
     since: date | None = None  # created on or after this day (UTC)
@@ -87,10 +90,8 @@ def _conditions(f: ConversationFilter) -> list[Any]:
     escalation = select(Escalation.id).where(col(Escalation.conversation_id) == conv_id)
     if f.escalated:  # queued for a person, or a turn that decided to escalate
         where.append(sa.or_(sa.exists(escalation), sa.exists(turn.where(col(Turn.escalate)))))
-    if f.outcome:  # what staff recorded on resolving, or the outcome the agent qualified for
-        qualified = CONVERSATIONS.c.state["outcome"].as_string() == f.outcome
-        staff_said = sa.exists(escalation.where(col(Escalation.outcome) == f.outcome))
-        where.append(sa.or_(staff_said, qualified))
+    if f.outcome:
+        where.append(_has_outcome(f.outcome, conv_id, escalation))
     if f.text:
         like = "%" + _escape_like(f.text[:MAX_SEARCH].lower()) + "%"
         said = select(Message.id).where(
@@ -99,6 +100,17 @@ def _conditions(f: ConversationFilter) -> list[Any]:
         )
         where.append(sa.exists(said))
     return where
+
+
+def _has_outcome(kind: str, conv_id: Any, escalation: Any) -> Any:
+    """A label in the outcomes table, what staff wrote on resolving (an older escalation's free
+    word), or the outcome the agent qualified for."""
+    labelled = select(Outcome.id).where(
+        col(Outcome.conversation_id) == conv_id, col(Outcome.kind) == kind
+    )
+    qualified = CONVERSATIONS.c.state["outcome"].as_string() == kind
+    staff_said = sa.exists(escalation.where(col(Escalation.outcome) == kind))
+    return sa.or_(sa.exists(labelled), staff_said, qualified)
 
 
 def _escape_like(text: str) -> str:
@@ -169,6 +181,9 @@ class Dossier:
     escalations: list[Escalation]
     runs: list[FlowRun]
     checkpoints: dict[str, list[FlowCheckpoint]]  # by run id
+    #: Staff's intent label of each labelled turn, by turn id.
+    labels: dict[int, str] = field(default_factory=dict)
+    outcomes: list[Outcome] = field(default_factory=list)
 
 
 def dossier(store: Store, conversation_id: str) -> Dossier | None:
@@ -181,6 +196,11 @@ def dossier(store: Store, conversation_id: str) -> Dossier | None:
             .where(Escalation.conversation_id == conversation_id)
             .order_by(col(Escalation.id))
         ).all()
+        labelled = s.exec(
+            select(TurnLabel.turn_id, TurnLabel.label)
+            .join(Turn, col(Turn.id) == col(TurnLabel.turn_id))
+            .where(Turn.conversation_id == conversation_id, TurnLabel.head == "intent")
+        ).all()
     runs = store.flow_runs(conversation_id)
     return Dossier(
         conv,
@@ -189,6 +209,8 @@ def dossier(store: Store, conversation_id: str) -> Dossier | None:
         list(escalations),
         runs,
         {run.id: store.checkpoints(run.id) for run in runs},
+        {turn_id: label for turn_id, label in labelled},
+        store.outcomes(conversation_id),
     )
 
 

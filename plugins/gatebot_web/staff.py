@@ -22,7 +22,7 @@ from bot.extend.host import ChannelHost
 from bot.flows import service
 from bot.helpdesk import VERBS, HelpDeskError, UnknownEscalation, describe
 from bot.outcomes import NotFound, OutcomeError
-from bot.outcomes.labels import outcome_json
+from bot.outcomes.labels import label_json, outcome_json
 from gatebot_web import inputs
 from gatebot_web.errors import ApiError
 
@@ -188,16 +188,7 @@ class OutcomeRoutes:
             raise ApiError(400, "bad_request", str(exc)) from None
         except NotFound as exc:
             raise ApiError(404, "not_found", str(exc)) from None
-        reads = turn.record.get("reads", [])
-        read: dict[str, Any] = next((r for r in reads if r.get("head") == "intent"), {})
-        return web.json_response(
-            {
-                "turn": {"id": turn.id, "conversation_id": turn.conversation_id, "seq": turn.seq},
-                "label": {"head": label.head, "intent": label.label, "staff": label.staff},
-                "read": {"version": read.get("version"), "answer": read.get("answer")},
-                "confirmed": read.get("answer") == label.label,
-            }
-        )
+        return web.json_response(label_json(label, turn))
 
 
 def add_staff_routes(app: web.Application, host: ChannelHost, bearer: Bearer, body: Body) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from bot.outcomes import KINDS
 from bot.store import Escalation
 from bot.store.inspect import ConversationRow, Dossier
 from gatebot_web.inspector.graph import run_links
@@ -68,11 +69,15 @@ def conversation_list(
 
 
 def escalation_controls(esc_row: Escalation) -> str:
-    """Take over, hand back, resolve and a reply box; inspector.js posts them."""
+    """Take over, hand back, resolve with an outcome kind (recorded as the conversation's outcome
+    label) and a reply box; inspector.js posts them."""
+    kinds = "".join(
+        f'<option value="{k}"{" selected" if k == "resolved" else ""}>{k}</option>' for k in KINDS
+    )
     return f"""<div class="esc-actions" data-escalation="{esc_row.id}">
 <button type="button" data-verb="take_over">Take over</button>
 <button type="button" data-verb="hand_back">Hand back</button>
-<input name="outcome" placeholder="outcome" value="resolved" size="10">
+<label>Outcome <select name="outcome">{kinds}</select></label>
 <button type="button" data-verb="resolve">Resolve</button>
 <textarea name="text" rows="2" placeholder="Reply to the customer"></textarea>
 <button type="button" data-verb="reply">Send reply</button>
@@ -97,7 +102,18 @@ def escalation_rows(rows: list[Escalation], controls: bool = True) -> str:
     return f'<table class="list escalations">{head}{body}</table>'
 
 
-def conversation_page(d: Dossier) -> str:
+def outcome_list(d: Dossier) -> str:
+    items = "".join(
+        f"<li><b>{esc(o.kind)}</b> from {esc(o.source)}"
+        f"{' by ' + esc(o.staff) if o.staff else ''} · {when(o.created_at)}</li>"
+        for o in d.outcomes
+    )
+    return f'<h2>Outcomes</h2><ul class="outcomes">{items}</ul>' if items else ""
+
+
+def conversation_page(d: Dossier, choices: list[str] | None = None) -> str:
+    """The conversation, its escalations and outcome labels, and its timeline; ``choices`` (the
+    pack's intents) give each turn a form to label its intent."""
     conv = d.conversation
     export = url("/inspector/api/conversations", conv.id, "export")
     runs = f"<p>Flow runs: {run_links(d.runs)}</p>" if d.runs else ""
@@ -106,7 +122,8 @@ def conversation_page(d: Dossier) -> str:
 <p>{esc(conv.channel)} · <b>{esc(conv.status)}</b>{" · paused for staff" if conv.paused else ""}
 · {conv.turn_count} turn(s) · language {esc(conv.language)} · started {when(conv.created_at)}
 · <a class="button" href="{export}" download="conversation-{esc(conv.id)}.json">Export JSON</a></p>
-{runs}{escalations}<h2>Timeline</h2><div class="timeline">{timeline(d.messages, d.turns)}</div>"""
+{runs}{escalations}{outcome_list(d)}<h2>Timeline</h2>
+<div class="timeline">{timeline(d.messages, d.turns, choices, d.labels)}</div>"""
 
 
 def passage_page(key: str, found: list[Any]) -> str:

@@ -17,6 +17,8 @@ from aiohttp import web
 from bot.extend.host import ChannelHost
 from bot.flows import service
 from bot.helpdesk import VERBS, HelpDeskError, UnknownEscalation, describe
+from bot.outcomes import KINDS, NotFound, OutcomeError
+from bot.outcomes.labels import label_choices, label_json
 from bot.store.inspect import (
     PER_PAGE,
     ConversationFilter,
@@ -111,7 +113,8 @@ class Pages:
 
     async def conversation(self, request: web.Request, session: Session) -> web.Response:
         d = await self._dossier(request)
-        return self._page(f"Conversation {d.conversation.id}", pages.conversation_page(d), session)
+        body = pages.conversation_page(d, label_choices(self.host.pack))
+        return self._page(f"Conversation {d.conversation.id}", body, session)
 
     async def export(self, request: web.Request, session: Session) -> web.Response:
         d = await self._dossier(request)
@@ -183,15 +186,36 @@ class Actions:
             raise ApiError(400, "bad_request", "text and outcome must be strings")
         if verb == "reply" and not text.strip():
             raise ApiError(400, "bad_request", "a reply needs text")
+        if verb == "resolve" and outcome not in KINDS:
+            raise ApiError(400, "bad_request", f"outcome must be one of {', '.join(KINDS)}")
         try:
             acted = await self.host.act(
-                verb, int(raw_id), session.staff, trusted=True, text=text, outcome=outcome[:64]
+                verb, int(raw_id), session.staff, trusted=True, text=text, outcome=outcome
             )
         except UnknownEscalation as exc:
             raise ApiError(404, "not_found", str(exc)) from None
         except HelpDeskError as exc:
             raise ApiError(409, "conflict", str(exc)) from None
         return web.json_response(describe(acted))
+
+    async def label(self, request: web.Request, session: Session) -> web.Response:
+        """``{"intent": NAME | "none"}``: the session's staff confirm or correct a turn's intent
+        (who labelled it is the session's, never the body's word)."""
+        raw_id = request.match_info["id"]
+        if not re.fullmatch(r"[0-9]{1,12}", raw_id):
+            raise ApiError(404, "not_found", "no such turn")
+        data = await _body(request)
+        if set(data) - {"intent"}:
+            raise ApiError(400, "bad_request", "the body takes only intent")
+        try:
+            label, turn = await self.host.label_turn(
+                int(raw_id), {"intent": data.get("intent"), "staff": session.staff}
+            )
+        except OutcomeError as exc:
+            raise ApiError(400, "bad_request", str(exc)) from None
+        except NotFound as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        return web.json_response(label_json(label, turn))
 
     async def rewind(self, request: web.Request, session: Session) -> web.Response:
         data = await _body(request)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.heads import NONE
 from bot.store import Message, Turn
 from gatebot_web.inspector.html import bar, esc, json_block, number, url, when
 
@@ -182,7 +183,28 @@ PARTS = (
 )
 
 
-def turn_card(turn: Turn) -> str:
+def label_form(turn: Turn, record: dict[str, Any], choices: list[str], label: str | None) -> str:
+    """Staff confirm or correct the turn's intent: a menu of the pack's intents (and ``none``)
+    showing the stored label, else what the intent head read; inspector.js posts it."""
+    if turn.id is None or not choices:
+        return ""
+    read = next(
+        (r for r in _list(record, "reads") if isinstance(r, dict) and r.get("head") == "intent"), {}
+    )
+    shown = label or str(read.get("answer") or "")
+    options = "".join(
+        f'<option value="{esc(c)}"{" selected" if c == shown else ""}>{esc(c)}</option>'
+        for c in [*choices, NONE]
+    )
+    state = f"labelled {esc(label)}" if label else "not labelled"
+    return (
+        f'<form class="label-turn" data-turn="{turn.id}"><label>Intent <select name="intent">'
+        f'{options}</select></label> <button type="button" data-label>Save label</button> '
+        f'<span class="result" role="status">{state}</span></form>'
+    )
+
+
+def turn_card(turn: Turn, choices: list[str] | None = None, label: str | None = None) -> str:
     record = turn.record if isinstance(turn.record, dict) else {}
     message = _dict(record, "message")
     move = _dict(record, "move")
@@ -201,18 +223,26 @@ def turn_card(turn: Turn) -> str:
         f'<article class="turn" id="turn-{turn.seq}" data-seq="{turn.seq}">'
         f"<h3>Turn {turn.seq}: <q>{esc(message.get('text'))}</q> → "
         f"<b>{esc(move.get('name'))}</b>{flags} <span class='why'>{number(total, 1)} ms</span></h3>"
+        f"{label_form(turn, record, choices or [], label)}"
         f"<details class='parts' open>{'<summary>decision</summary>'}{parts}</details></article>"
     )
 
 
-def timeline(messages: list[Message], turns: list[Turn]) -> str:
-    """Messages in order; each customer message followed by its turn's card."""
+def timeline(
+    messages: list[Message],
+    turns: list[Turn],
+    choices: list[str] | None = None,
+    labels: dict[int, str] | None = None,
+) -> str:
+    """Messages in order; each customer message followed by its turn's card, with a form to
+    label the turn's intent when ``choices`` (the pack's intents) are given."""
     by_message = {t.message_id: t for t in turns}
+    labels = labels or {}
     out: list[str] = []
     for m in messages:
         turn = by_message.get(m.id or -1)
         if turn is not None:
-            out.append(turn_card(turn))
+            out.append(turn_card(turn, choices, labels.get(turn.id or -1)))
             continue
         who = esc(m.author) if m.role == "staff" else esc(m.role)
         out.append(

@@ -1,6 +1,6 @@
-// The inspector's one script: escalation actions, rewind and fork buttons, opening the
-// checkpoint a graph node links to, and starting and following a replay. Every POST carries the
-// session's CSRF token from the page.
+// The inspector's one script: escalation actions, a turn's intent label, rewind and fork
+// buttons, opening the checkpoint a graph node links to, and starting and following a replay.
+// Every POST carries the session's CSRF token from the page.
 "use strict";
 (function () {
   var meta = document.querySelector('meta[name="csrf"]');
@@ -28,7 +28,7 @@
     var id = box.getAttribute("data-escalation");
     var verb = button.getAttribute("data-verb");
     var text = box.querySelector('textarea[name="text"]');
-    var outcome = box.querySelector('input[name="outcome"]');
+    var outcome = box.querySelector('[name="outcome"]');
     var result = box.querySelector(".result");
     var body = { text: verb === "reply" ? text.value : "", outcome: outcome.value };
     result.textContent = "…";
@@ -40,6 +40,20 @@
         var cell = row && row.querySelector("td.status");
         if (cell) cell.textContent = esc.status;
         if (verb === "reply") text.value = "";
+      })
+      .catch(function (err) { result.textContent = "refused: " + err.message; });
+  }
+
+  function labelTurn(button) {
+    var form = button.closest(".label-turn");
+    var id = form.getAttribute("data-turn");
+    var intent = form.querySelector('select[name="intent"]').value;
+    var result = form.querySelector(".result");
+    result.textContent = "…";
+    post("/inspector/api/turns/" + encodeURIComponent(id) + "/label", { intent: intent })
+      .then(function (data) {
+        var how = data.confirmed ? "confirmed" : "corrected from " + (data.read.answer || "no read");
+        result.textContent = "labelled " + data.label.intent + " (" + how + ")";
       })
       .catch(function (err) { result.textContent = "refused: " + err.message; });
   }
@@ -117,6 +131,7 @@
     var button = event.target.closest && event.target.closest("button");
     if (!button) return;
     if (button.hasAttribute("data-verb")) escalationAction(button);
+    else if (button.hasAttribute("data-label")) labelTurn(button);
     else if (button.hasAttribute("data-action")) runAction(button);
     else if (button.hasAttribute("data-replay-start")) startReplay(button);
   });
