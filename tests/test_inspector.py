@@ -336,6 +336,8 @@ async def test_resolve_from_the_queue_records_the_outcome_kind_chosen(
     assert await listed(client, outcome="churn") == [conv.id]
     page = await (await client.get(f"/inspector/conversations/{bought.id}")).text()
     assert "<li><b>purchase</b> from api" in page
+    exported = await (await client.get(f"/inspector/api/conversations/{conv.id}/export")).json()
+    assert [o["kind"] for o in exported["outcomes"]] == ["resolved", "churn"]
 
 
 async def test_staff_confirm_or_correct_a_turns_intent_from_the_timeline(
@@ -384,6 +386,8 @@ async def test_staff_confirm_or_correct_a_turns_intent_from_the_timeline(
     page = await (await client.get(f"/inspector/conversations/{conv.id}")).text()
     form = page.split(f'data-turn="{second.id}"')[1].split("</form>")[0]
     assert '<option value="refund" selected>' in form and "labelled refund" in form
+    exported = await (await client.get(f"/inspector/api/conversations/{conv.id}/export")).json()
+    assert [t["intent_label"] for t in exported["turns"]] == ["pricing", "refund"]
 
 
 def test_migration_fills_the_filter_columns_of_earlier_turns(database_url: str) -> None:

@@ -55,8 +55,24 @@ def dossier_json(d: Dossier) -> dict[str, Any]:
             for m in d.messages
         ],
         "turns": [
-            {"seq": t.seq, "message_id": t.message_id, "record": t.record, "replies": t.replies}
+            {
+                "seq": t.seq,
+                "message_id": t.message_id,
+                "record": t.record,
+                "replies": t.replies,
+                "intent_label": d.labels.get(t.id or -1),
+            }
             for t in d.turns
+        ],
+        "outcomes": [
+            {
+                "kind": o.kind,
+                "source": o.source,
+                "staff": o.staff,
+                "external_id": o.external_id,
+                "created_at": o.created_at.isoformat(),
+            }
+            for o in d.outcomes
         ],
         "escalations": [
             {
