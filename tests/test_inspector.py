@@ -518,6 +518,7 @@ async def test_hostile_requests_get_no_5xx(inspector: tuple[TestClient, App]) ->
         "/inspector/api/escalations/1/explode",
         "/inspector/api/runs/x/fork",
         "/inspector/api/runs/x/rewind",
+        "/inspector/api/turns/1/label",
     ):
         for body in (b"[]", b"\xff", b'{"at_checkpoint": true, "text": 5}', b"null"):
             resp = await client.post(path, data=body, headers=csrf)
