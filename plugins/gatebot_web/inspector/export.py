@@ -25,6 +25,32 @@ def row_json(r: ConversationRow) -> dict[str, Any]:
     }
 
 
+def _labelled(d: Dossier) -> dict[str, Any]:
+    """The turns with staff's intent label of each, and the conversation's outcome labels."""
+    return {
+        "turns": [
+            {
+                "seq": t.seq,
+                "message_id": t.message_id,
+                "record": t.record,
+                "replies": t.replies,
+                "intent_label": d.labels.get(t.id or -1),
+            }
+            for t in d.turns
+        ],
+        "outcomes": [
+            {
+                "kind": o.kind,
+                "source": o.source,
+                "staff": o.staff,
+                "external_id": o.external_id,
+                "created_at": o.created_at.isoformat(),
+            }
+            for o in d.outcomes
+        ],
+    }
+
+
 def dossier_json(d: Dossier) -> dict[str, Any]:
     """The conversation's row (never its token hash), messages, turns with their records,
     escalations, and flow runs with their checkpoints."""
@@ -54,26 +80,7 @@ def dossier_json(d: Dossier) -> dict[str, Any]:
             }
             for m in d.messages
         ],
-        "turns": [
-            {
-                "seq": t.seq,
-                "message_id": t.message_id,
-                "record": t.record,
-                "replies": t.replies,
-                "intent_label": d.labels.get(t.id or -1),
-            }
-            for t in d.turns
-        ],
-        "outcomes": [
-            {
-                "kind": o.kind,
-                "source": o.source,
-                "staff": o.staff,
-                "external_id": o.external_id,
-                "created_at": o.created_at.isoformat(),
-            }
-            for o in d.outcomes
-        ],
+        **_labelled(d),
         "escalations": [
             {
                 "id": e.id,
