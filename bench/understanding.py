@@ -14,7 +14,11 @@ made (the turn makes it anyway):
 - ``faq_match``: the FAQ match over the hybrid ranking (an English query);
 - ``cross_match``: the multilingual encoder's FAQ match (only messages in another language);
 - ``value_check``: whether the best passage holds the value asked for
-  (:mod:`gatebot_knowledge.specific`; English questions, the best passage given).
+  (:mod:`gatebot_knowledge.specific`; English questions, the best passage given);
+- ``agreeing``: which rivals of the best passage say the same thing (the answerability check's
+  margin skips them; English questions, the ranked rows given);
+- ``follow_up_alone``: the second check a follow-up pays when its joined query is not answered
+  (one evidence call for the message alone, its vector already made).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
+from gatebot_knowledge.answerability import DEPTH, agreeing_rivals  # noqa: E402
 from gatebot_knowledge.evaluate import percentile  # noqa: E402
 from gatebot_knowledge.faqmatch import faq_match  # noqa: E402
 from gatebot_knowledge.retriever import KnowledgeRetriever  # noqa: E402
@@ -92,6 +97,10 @@ def run(rounds: int) -> dict[str, dict[str, float]]:
             timed(
                 lambda q=q, b=best: value_check(index, q, b), samples.setdefault("value_check", [])
             )
+            rows = [r for r, _ in index.rank(q, DEPTH, "hybrid", qvec)]
+            timed(lambda r=rows: agreeing_rivals(index, r), samples.setdefault("agreeing", []))
+        for q in ("how much is it?", "is it encrypted?"):
+            timed(lambda q=q: retriever.evidence_sync(q), samples.setdefault("follow_up_alone", []))
         for q in FOREIGN:
             lang = retriever._foreign(q) or "es"
             timed(lambda q=q, g=lang: retriever._cross_match(q, g), s("cross_match", []))
