@@ -12,6 +12,14 @@ A short message that names something new is not a follow-up, even with an "it": 
 with Kubernetes?" after a Docker question asks about Kubernetes, and joined with the Docker
 question it would find the Docker answer. So a message with a word of :data:`NEW_SUBJECT_LETTERS`
 or more letters that the pack's FAQ and documents never use is read alone.
+
+The subject can also mislead: "how much is it?" after a Monitor question, searched as "Acme
+Monitor how much is it?", finds the Monitor document, which names no price, and the pricing entry
+that answers comes second. So when the last question named a product and the answerability
+check does not act on the joined query, the message alone is checked too (:func:`better_alone`),
+and searched alone when the check acts on it and its best passage names no product the last
+question did not (a price entry for the whole company answers "how much is Monitor"; a Pipelines
+entry does not). ``query_from`` is then ``follow-up alone``.
 """
 
 from __future__ import annotations
@@ -88,6 +96,10 @@ async def better_alone(
     """Whether the follow-up ``text`` is answered searched alone where ``joined`` (the last
     question's subject, then ``text``) is not (see the module docstring). Only a follow-up pays
     for the second check."""
+    if not _products(pack, last):
+        # The subject was the whole last question: a follow-up that its words do not answer
+        # has moved on, and alone it could land on any entry ("do I need a card for it?").
+        return False
     with_subject = await answerable.check(retriever, joined, threshold)
     if with_subject is None or with_subject.answers:
         return False
