@@ -96,6 +96,25 @@ def test_a_rival_from_another_document_that_says_the_same_is_no_doubt() -> None:
     assert dense_features(index, query, [0, 1, 2])["agreeing"] == 0.0
 
 
+def test_a_passage_about_the_whole_company_speaks_for_each_product() -> None:
+    from gatebot_knowledge.answerability import Umbrella
+
+    passages = [
+        Passage(
+            "faq-pricing", "How much does Acme Cloud cost?", "Paid plans per team.", "faq", "faq"
+        ),
+        Passage("faq-docker", "Does Acme Pipelines build Docker?", "Yes, natively.", "faq", "faq"),
+        Passage("faq-trial", "Is there a trial?", "Every product has one.", "faq", "faq"),
+    ]
+    index = KnowledgeIndex(passages)
+    umbrella = Umbrella("Acme Cloud", ("Acme Pipelines", "Acme Monitor"))
+    assert umbrella.held_terms(index, "pricing for monitor", 0) == ["monitor"]
+    # A passage that names a product speaks for that one only, and one that names no company
+    # for none.
+    assert umbrella.held_terms(index, "docker for monitor", 1) == []
+    assert umbrella.held_terms(index, "trial for monitor", 2) == []
+
+
 def test_the_head_fits_and_round_trips() -> None:
     rng = np.random.default_rng(7)
     x = rng.normal(size=(200, 2))

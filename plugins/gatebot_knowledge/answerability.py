@@ -17,6 +17,10 @@ Features of the best (first-ranked) passage, all on scales that do not depend on
 - ``bm25_norm``: the passage's BM25 score over the question's total idf (a per-word average, so a
   long question does not look better answered); ``bm25_margin``: its relative lead.
 
+Two rules adjust what the features read: a rival from another document that says the same
+thing as the best passage (:func:`agreeing_rivals`) is skipped by the margins, and a passage
+about the whole company holds the product names of the question (:class:`Umbrella`).
+
 With embeddings off the dense features do not exist: a second head, fitted on the lexical ones
 only, answers, and its version says so (``.../lexical``).
 """
@@ -224,21 +228,78 @@ def shipped_heads(path: Path = WEIGHTS) -> dict[str, LogisticHead]:
     return {basis: LogisticHead.from_json(head) for basis, head in data["heads"].items()}
 
 
+@dataclass(frozen=True)
+class Umbrella:
+    """A pack's company and its products' names: a passage about the company as a whole (it
+    names the company and no product: "How much does Acme Cloud cost?") speaks for each of its
+    products, so a product's name in the question ("pricing for Monitor") is held by it."""
+
+    company: str
+    products: tuple[str, ...]
+
+    def held_terms(self, index: KnowledgeIndex, query: str, row: int) -> list[str]:
+        """The query's product-name words the passage at ``row`` holds by speaking for the
+        company (none unless it names the company and no product)."""
+        passage = index.passages[row]
+        said = set(tokenize(f"{passage.title} {passage.text}"))
+        company = set(tokenize(self.company))
+        if not company or not company <= said:
+            return []
+        own = [set(tokenize(name)) - company for name in self.products]
+        if any(words and words <= said for words in own):
+            return []  # it names a product: it speaks for that one, not for the rest
+        names = set().union(*own) if own else set()
+        return [t for t in index.lexical.query_terms(query) if t in names and t not in said]
+
+
+def _company_wide(
+    index: KnowledgeIndex, query: str, row: int, values: dict[str, float], umbrella: Umbrella
+) -> bool:
+    """Count the product names a company-wide passage speaks for as held (see
+    :class:`Umbrella`): ``coverage`` and ``coverage_margin`` rise by their share of the
+    query's weight. Whether anything moved."""
+    held = umbrella.held_terms(index, query, row)
+    lex = index.lexical
+    if not held:
+        return False
+    total = sum(
+        lex.unseen_weight if lex.vocab.get(t) is None else float(lex.idf[lex.vocab[t]])
+        for t in lex.query_terms(query)
+    )
+    gained = sum(float(lex.idf[lex.vocab[t]]) for t in held if t in lex.vocab)
+    if total <= 0 or gained <= 0:
+        return False
+    values["coverage"] = values.get("coverage", 0.0) + gained / total
+    values["coverage_margin"] = values.get("coverage_margin", 0.0) + gained / total
+    values["company_wide"] = 1.0
+    return True
+
+
 def assess(
-    index: KnowledgeIndex, query: str, mode: str, qvec: np.ndarray | None, k: int
+    index: KnowledgeIndex,
+    query: str,
+    mode: str,
+    qvec: np.ndarray | None,
+    k: int,
+    umbrella: Umbrella | None = None,
 ) -> Evidence:
     """The evidence for ``query``: its ``k`` best passages as facts, their features, and the
-    shipped head's P(answerable) for the features in hand."""
+    shipped head's P(answerable) for the features in hand (``umbrella``: the pack's company and
+    products, see :class:`Umbrella`)."""
     ranked, values, basis = features(index, query, mode, qvec)
     head = shipped_heads()[basis]
+    moved = umbrella is not None and bool(ranked)
+    moved = moved and _company_wide(index, query, ranked[0][0], values, umbrella)  # type: ignore[arg-type]
     p_answerable, version = head.prob(values), f"{head.version}/{basis}"
+    if moved:
+        version += "+company-wide"
     if values.get("agreeing"):  # the margin was taken past a rival that says the same thing
         version += "+agreeing"
     if ranked:  # does the best passage hold the value asked for (see .specific)?
         specific = check_specific(index, query, ranked[0][0])
         values.update(specific.features())
-        p_answerable, moved = specific.adjust(p_answerable)
-        version += moved
+        p_answerable, suffix = specific.adjust(p_answerable)
+        version += suffix
     facts = []
     for row, score in ranked[:k]:
         p = index.passages[row]
