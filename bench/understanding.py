@@ -14,7 +14,13 @@ made (the turn makes it anyway):
 - ``faq_match``: the FAQ match over the hybrid ranking (an English query);
 - ``cross_match``: the multilingual encoder's FAQ match (only messages in another language);
 - ``value_check``: whether the best passage holds the value asked for
-  (:mod:`gatebot_knowledge.specific`; English questions, the best passage given).
+  (:mod:`gatebot_knowledge.specific`; English questions, the best passage given);
+- ``agreeing``: which rivals of the best passage say the same thing (the answerability check's
+  margin skips them; English questions, the ranked rows given);
+- ``company_wide``: whether the best passage speaks for the whole company (the product names
+  of the question it holds; English questions, the best passage given);
+- ``follow_up_alone``: the second check a follow-up pays when its joined query is not answered
+  (one evidence call for the message alone, its vector already made).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
+from gatebot_knowledge.answerability import DEPTH, Umbrella, agreeing_rivals  # noqa: E402
 from gatebot_knowledge.evaluate import percentile  # noqa: E402
 from gatebot_knowledge.faqmatch import faq_match  # noqa: E402
 from gatebot_knowledge.retriever import KnowledgeRetriever  # noqa: E402
@@ -77,6 +84,7 @@ def run(rounds: int) -> dict[str, dict[str, float]]:
         retriever.evidence_sync(q)
     samples: dict[str, list[float]] = {}
     index = retriever._current()
+    umbrella = Umbrella(pack.company, tuple(p.name for p in pack.products))
     for _ in range(rounds):
         for q in ENGLISH + FOREIGN:
             s = samples.setdefault
@@ -92,6 +100,14 @@ def run(rounds: int) -> dict[str, dict[str, float]]:
             timed(
                 lambda q=q, b=best: value_check(index, q, b), samples.setdefault("value_check", [])
             )
+            rows = [r for r, _ in index.rank(q, DEPTH, "hybrid", qvec)]
+            timed(lambda r=rows: agreeing_rivals(index, r), samples.setdefault("agreeing", []))
+            timed(
+                lambda q=q, b=best: umbrella.held_terms(index, q, b),
+                samples.setdefault("company_wide", []),
+            )
+        for q in ("how much is it?", "is it encrypted?"):
+            timed(lambda q=q: retriever.evidence_sync(q), samples.setdefault("follow_up_alone", []))
         for q in FOREIGN:
             lang = retriever._foreign(q) or "es"
             timed(lambda q=q, g=lang: retriever._cross_match(q, g), s("cross_match", []))

@@ -44,6 +44,26 @@ def is_question(text: str) -> bool:
     return text.strip().endswith("?") or bool(words and words[0] in _QUESTION_WORDS)
 
 
+#: A statement that asks to be told something rather than for something to be done: "I'd like
+#: to know whether ...", "tell me about ...", "I was wondering if ...". "I want a trial" or "I
+#: need a refund" ask to act and are not among these.
+_ASKS_TO_KNOW = re.compile(
+    r"\b(?:(?:i|we)\s*(?:'d|would)?\s+(?:like|want|need)\s+to\s+(?:know|understand|find\s+out)"
+    r"|(?:i|we)\s+(?:am\s+|are\s+|was\s+|were\s+|'m\s+|'re\s+)?wonder(?:ing)?"
+    r"|(?:can|could|would)\s+(?:you|someone|anyone)\s+(?:please\s+)?(?:tell|explain|confirm)"
+    r"|^\s*(?:please\s+)?(?:tell|explain\s+to)\s+(?:me|us)\b"
+    r"|^\s*(?:please\s+)?explain\b"
+    r"|\blooking\s+for\s+(?:info|information|details)\b)",
+    re.IGNORECASE,
+)
+
+
+def asks_to_know(text: str) -> bool:
+    """A question, or a statement that asks to be told something (see :data:`_ASKS_TO_KNOW`)."""
+    norm = text.replace(APOSTROPHE, "'")
+    return is_question(text) or _ASKS_TO_KNOW.search(norm) is not None
+
+
 def normalise(text: str) -> str:
     return " ".join(_WORD.findall(text.lower().replace(APOSTROPHE, "'")))
 

@@ -63,6 +63,58 @@ def test_dense_features_compare_the_best_with_a_rival_of_another_title() -> None
     assert out["cos_z"] > 0
 
 
+def test_a_rival_from_another_document_that_says_the_same_is_no_doubt() -> None:
+    passages = [
+        Passage(
+            "doc-m#alerts", "Monitor: Alerts", "Alerts go to Slack, email or SMS.", "m.md", "doc"
+        ),
+        Passage(
+            "faq-alerts",
+            "Can Monitor alert?",
+            "Monitor alerts to Slack, email and SMS.",
+            "faq",
+            "faq",
+        ),
+        Passage("doc-m#checks", "Monitor: Checks", "Checks run every minute.", "m.md", "doc"),
+    ]
+    unit = np.eye(3, dtype=np.float32)
+    close = np.array([0.0, 0.8, 0.6], dtype=np.float32)  # the FAQ entry, 0.8 from the section
+    joint = np.stack([unit[1], close, unit[2]])
+    index = KnowledgeIndex(passages, Vectors(joint, joint, np.array([0, 1, 2])))
+    query = np.array([0.1, 0.9, 0.3], dtype=np.float32)
+    query /= np.linalg.norm(query)
+    out = dense_features(index, query, [0, 1, 2])
+    # The margin is taken against the checks section, not the entry that agrees.
+    assert out["agreeing"] == 1.0
+    assert out["dense_margin"] == pytest.approx(float(query[1] - query[2]), abs=1e-5)
+    # A sibling section of the same document is a rival whatever it says.
+    siblings = [
+        passages[0],
+        Passage("doc-m#alerts-2", "Monitor: Alerts 2", passages[1].text, "m.md", "doc"),
+    ]
+    index = KnowledgeIndex([*siblings, passages[2]], Vectors(joint, joint, np.array([0, 1, 2])))
+    assert dense_features(index, query, [0, 1, 2])["agreeing"] == 0.0
+
+
+def test_a_passage_about_the_whole_company_speaks_for_each_product() -> None:
+    from gatebot_knowledge.answerability import Umbrella
+
+    passages = [
+        Passage(
+            "faq-pricing", "How much does Acme Cloud cost?", "Paid plans per team.", "faq", "faq"
+        ),
+        Passage("faq-docker", "Does Acme Pipelines build Docker?", "Yes, natively.", "faq", "faq"),
+        Passage("faq-trial", "Is there a trial?", "Every product has one.", "faq", "faq"),
+    ]
+    index = KnowledgeIndex(passages)
+    umbrella = Umbrella("Acme Cloud", ("Acme Pipelines", "Acme Monitor"))
+    assert umbrella.held_terms(index, "pricing for monitor", 0) == ["monitor"]
+    # A passage that names a product speaks for that one only, and one that names no company
+    # for none.
+    assert umbrella.held_terms(index, "docker for monitor", 1) == []
+    assert umbrella.held_terms(index, "trial for monitor", 2) == []
+
+
 def test_the_head_fits_and_round_trips() -> None:
     rng = np.random.default_rng(7)
     x = rng.normal(size=(200, 2))

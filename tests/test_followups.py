@@ -158,3 +158,27 @@ async def test_a_request_still_asks_for_the_value_it_needs(chat: Chat) -> None:
     wants = await chat.say("please start a free trial for me")
     assert move(wants) == "ask"
     assert "answer before asking" not in wants["record"]["legal"]["rule"]
+
+
+async def test_a_request_to_be_told_is_answered_before_a_value_is_asked(chat: Chat) -> None:
+    told = await chat.say("I'd like to know whether I could get a free trial without a credit card")
+    assert move(told) == "answer", told["record"]["legal"]
+    assert "answer before asking" in told["record"]["legal"]["rule"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'd like to know if you have a free trial", True),
+        ("tell me about your pricing", True),
+        ("I was wondering whether Monitor alerts in Slack", True),
+        ("do you have a free trial", True),
+        ("I want to start a free trial", False),
+        ("I need a refund", False),
+        ("add four seats", False),
+    ],
+)
+def test_a_request_to_be_told_reads_as_a_question(text: str, expected: bool) -> None:
+    from bot.text import asks_to_know
+
+    assert asks_to_know(text) is expected

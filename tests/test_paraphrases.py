@@ -17,7 +17,7 @@ SET = Path(__file__).parent / "data" / "acme_paraphrases.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
-    "answer": (27 / 34, 0),  # measured 28: one of margin
+    "answer": (29 / 34, 0),  # measured 30: one of margin
     # measured 16 of 16: one of margin, as "can I export incident timelines to Jira" reads 0.59
     # against the gate's 0.6
     "unanswerable": (15 / 16, 1),

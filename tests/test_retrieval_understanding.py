@@ -12,9 +12,10 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.app import App
+from bot.extend.retriever import Fact
 from bot.packs import Pack
 from bot.text import one_typo_apart, respell
-from bot.turn.followup_query import refers_back, retrieval_query
+from bot.turn.followup_query import about_the_same, refers_back, retrieval_query
 from tests.test_api import new_conversation, say
 
 
@@ -100,6 +101,33 @@ async def test_a_follow_up_is_searched_with_the_question_before(client: TestClie
     # Something new after "it" is searched alone, and the Docker answer is not given for it.
     body = await _turns(client, "do you support docker builds?", "does it work with kubernetes?")
     assert _check(body)["query_from"] == "message" and _cited(body) == []
+
+
+async def test_a_follow_up_the_subject_misleads_is_searched_alone(client: TestClient) -> None:
+    # Joined with "Acme Monitor", "how much is it?" finds the Monitor document, which names no
+    # price; alone it finds the pricing entry, which names no other product.
+    body = await _turns(client, "can Monitor send alerts to Slack?", "how much is it?")
+    check = _check(body)
+    assert check["outcome"] == "act" and check["query_from"] == "follow-up alone"
+    assert check["query"] == "how much is it?" and _cited(body) == ["faq-pricing"]
+
+
+def test_a_follow_up_is_never_answered_alone_about_another_product(pack: Pack) -> None:
+    slack = next(
+        Fact(f.key, f.answer, "faq", "faq", 1.0, f.question)
+        for f in pack.faq
+        if f.key == "faq-slack-alerts"
+    )
+    price = next(
+        Fact(f.key, f.answer, "faq", "faq", 1.0, f.question)
+        for f in pack.faq
+        if f.key == "faq-pricing"
+    )
+    # The Monitor entry answers "does it alert in slack?" alone, but not after a Pipelines
+    # question; the pricing entry names no product and may answer after any.
+    assert not about_the_same(pack, slack, "how do pipelines run builds?")
+    assert about_the_same(pack, slack, "does Monitor check from many places?")
+    assert about_the_same(pack, price, "can Monitor send alerts to Slack?")
 
 
 async def test_a_question_in_another_language_is_matched_across_languages(

@@ -27,7 +27,7 @@ from bot.preflight.language import reply_language
 from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
 from bot.store.turnlock import ConversationBusy, TurnLocks
-from bot.text import is_question
+from bot.text import asks_to_know, is_question
 from bot.turn import answerable, followup_query, followups, gates, valuereader, waiting
 from bot.turn.act import Acted, Actor
 from bot.turn.decide import (
@@ -287,12 +287,13 @@ class Agent:
     ) -> Decision:
         """A question the pack answers is answered before a playbook asks for a value or offers
         a choice: "do you have a free trial?" needs no email to be told about the trial. Only a
-        question (a request, "I want to start a free trial", still qualifies the lead), and only
+        question or a request to be told ("I'd like to know whether ..."; a request to act, "I
+        want to start a free trial", still qualifies the lead), and only
         when the answerability check acts on it (the same check the answer path runs), so a
         question the pack holds no fact for still gets its ask or clarify."""
         if decision.move not in ("ask", "clarify") or turn.state.get("check"):
             return decision
-        if not is_question(turn.text):
+        if not asks_to_know(turn.text):  # a question, or "I'd like to know whether ..."
             return decision
         retriever, text = self.actor.retriever, turn.text[:500]
         # The heads' batched vector, as the answer path uses: no second embedding of the text.
@@ -316,6 +317,13 @@ class Agent:
         conv_id = turn.conversation.id
         # A follow-up ("how much is it?") is searched with the question before it.
         query, query_from = followup_query.retrieval_query(self.pack, turn.text, turn.state)
+        if query_from == "follow-up" and decision.move == "answer":
+            threshold = self.pack.gates[answerable.GATE]
+            retriever, text = self.actor.retriever, turn.text[:500]
+            vector = await self.actor.vectors.get(text) if retriever.takes_vector else None
+            query, query_from = await followup_query.query_for(
+                self.pack, retriever, text, turn.state, threshold, vector
+            )
         # A Spanish question is answered in Spanish templates, whatever the conversation's was.
         said_in = self._language(turn)
         acted = await self.actor.act(

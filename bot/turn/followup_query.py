@@ -12,14 +12,24 @@ A short message that names something new is not a follow-up, even with an "it": 
 with Kubernetes?" after a Docker question asks about Kubernetes, and joined with the Docker
 question it would find the Docker answer. So a message with a word of :data:`NEW_SUBJECT_LETTERS`
 or more letters that the pack's FAQ and documents never use is read alone.
+
+The subject can also mislead: "how much is it?" after a Monitor question, searched as "Acme
+Monitor how much is it?", finds the Monitor document, which names no price, and the pricing entry
+that answers comes second. So when the last question named a product and the answerability
+check does not act on the joined query, the message alone is checked too (:func:`better_alone`),
+and searched alone when the check acts on it and its best passage names no product the last
+question did not (a price entry for the whole company answers "how much is Monitor"; a Pipelines
+entry does not). ``query_from`` is then ``follow-up alone``.
 """
 
 from __future__ import annotations
 
 import re
 
+from bot.extend.retriever import Fact, QueryVector, Retriever
 from bot.packs import Pack
 from bot.text import content_tokens, matching, normalise, tokens
+from bot.turn import answerable
 from bot.turn.turn import ConversationState
 
 MAX_WORDS = 10
@@ -67,3 +77,60 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
     if not last or not refers_back(pack, text):
         return text, "message"
     return f"{subject(pack, last)} {text}", "follow-up"
+
+
+def _products(pack: Pack, text: str) -> set[str]:
+    norm = normalise(text)
+    return {p.key for p in pack.products if matching(norm, [p.name, *p.keywords])}
+
+
+async def better_alone(
+    pack: Pack,
+    retriever: Retriever,
+    text: str,
+    joined: str,
+    last: str,
+    threshold: float,
+    vector: QueryVector | None = None,
+) -> bool:
+    """Whether the follow-up ``text`` is answered searched alone where ``joined`` (the last
+    question's subject, then ``text``) is not (see the module docstring). Only a follow-up pays
+    for the second check."""
+    if not _products(pack, last):
+        # The subject was the whole last question: a follow-up that its words do not answer
+        # has moved on, and alone it could land on any entry ("do I need a card for it?").
+        return False
+    with_subject = await answerable.check(retriever, joined, threshold)
+    if with_subject is None or with_subject.answers:
+        return False
+    alone = await answerable.check(retriever, text, threshold, vector=vector)
+    if alone is None or not alone.answers or not alone.facts:
+        return False
+    return about_the_same(pack, alone.facts[0], last)
+
+
+def about_the_same(pack: Pack, fact: Fact, last: str) -> bool:
+    """Whether ``fact`` names no product the question ``last`` did not name."""
+    return _products(pack, f"{fact.title} {fact.text}") <= _products(pack, last)
+
+
+async def query_for(
+    pack: Pack,
+    retriever: Retriever,
+    text: str,
+    state: ConversationState,
+    threshold: float,
+    vector: QueryVector | None = None,
+) -> tuple[str, str]:
+    """:func:`retrieval_query`, with a follow-up searched alone when that answers it and the
+    joined query does not (:func:`better_alone`; ``vector`` is the message's own embedding,
+    which the turn made anyway)."""
+    query, query_from = retrieval_query(pack, text, state)
+    last = state.get("last_question")
+    if (
+        query_from == "follow-up"
+        and last
+        and await better_alone(pack, retriever, text, query, last, threshold)
+    ):
+        return text, "follow-up alone"
+    return query, query_from

@@ -17,6 +17,10 @@ Features of the best (first-ranked) passage, all on scales that do not depend on
 - ``bm25_norm``: the passage's BM25 score over the question's total idf (a per-word average, so a
   long question does not look better answered); ``bm25_margin``: its relative lead.
 
+Two rules adjust what the features read: a rival from another document that says the same
+thing as the best passage (:func:`agreeing_rivals`) is skipped by the margins, and a passage
+about the whole company holds the product names of the question (:class:`Umbrella`).
+
 With embeddings off the dense features do not exist: a second head, fitted on the lexical ones
 only, answers, and its version says so (``.../lexical``).
 """
@@ -34,10 +38,11 @@ import numpy as np
 
 from bot.extend.retriever import Fact
 from gatebot_knowledge.index import KnowledgeIndex
+from gatebot_knowledge.lexical import tokenize
 from gatebot_knowledge.specific import check as check_specific
 
 LEXICAL = ("coverage", "coverage_margin", "unseen", "bm25_norm", "bm25_margin")
-DENSE = ("title_cos", "joint_cos", "best_cos", "dense_margin", "cos_z")
+DENSE = ("title_cos", "joint_cos", "best_cos", "dense_margin", "cos_z", "agreeing")
 #: What each head reads. Both leave out the absolute scores (cosines, BM25 per word, leads in
 #: BM25): fitted on stackfaq-dev they carried the most weight there, but they do not carry over
 #: to a small pack in one narrow domain, where every cosine runs lower and the best passage is
@@ -50,6 +55,13 @@ BASES = {
 WEIGHTS = Path(__file__).with_name("answerability.json")
 #: How many ranked passages the features look at (the best and its nearest rivals).
 DEPTH = 10
+#: A rival from another document agrees with the best passage (says the same thing: an FAQ entry
+#: and the document section it sums up) when their joint vectors are at least this close and
+#: they share :data:`AGREE_TERMS` of the shorter one's words. Sections of one document sit at
+#: 0.4-0.75 from each other on the sample pack; the Monitor alerts section and the FAQ entry on
+#: alerts at 0.79.
+AGREE_COS = 0.77
+AGREE_TERMS = 0.6
 
 
 @dataclass
@@ -65,12 +77,43 @@ class Evidence:
     query: str = ""  # the query as searched: typos spelled as the corpus writes them
 
 
-def _rival(rows: list[int], titles: list[str]) -> int | None:
-    """The first ranked row after the best whose title differs from the best's."""
+def _rival(
+    rows: list[int], titles: list[str], agreeing: frozenset[int] = frozenset()
+) -> int | None:
+    """The first ranked row after the best whose title differs from the best's, skipping the
+    positions in ``agreeing`` (rivals that say what the best says are no doubt about it)."""
     for pos in range(1, len(rows)):
-        if titles[pos] != titles[0]:
+        if titles[pos] != titles[0] and pos not in agreeing:
             return pos
     return None
+
+
+def _document(key: str) -> str:
+    return key.split("#", 1)[0]
+
+
+def agreeing_rivals(index: KnowledgeIndex, rows: list[int]) -> frozenset[int]:
+    """Positions of ranked rows, before the first rival that disagrees, that come from another
+    document than the best and say the same thing (:data:`AGREE_COS`, :data:`AGREE_TERMS`)."""
+    v = index.vectors
+    if v is None or len(rows) < 2:
+        return frozenset()
+    best = index.passages[rows[0]]
+    words = set(tokenize(f"{best.title} {best.text}"))
+    out = set()
+    for pos in range(1, len(rows)):
+        other = index.passages[rows[pos]]
+        if other.title == best.title:
+            continue
+        if _document(other.key) == _document(best.key):
+            break  # a sibling section is a rival, not a second source
+        theirs = set(tokenize(f"{other.title} {other.text}"))
+        shared = len(words & theirs) / max(1, min(len(words), len(theirs)))
+        close = float(v.joint[rows[0]] @ v.joint[rows[pos]])
+        if close < AGREE_COS or shared < AGREE_TERMS:
+            break
+        out.add(pos)
+    return frozenset(out)
 
 
 def lexical_features(index: KnowledgeIndex, query: str, rows: list[int]) -> dict[str, float]:
@@ -106,7 +149,8 @@ def dense_features(index: KnowledgeIndex, qvec: np.ndarray, rows: list[int]) -> 
     joint = v.joint[rows] @ qvec
     title = v.titles[v.title_row[rows]] @ qvec
     best = np.maximum(joint, title)
-    rival = _rival(rows, [index.passages[r].title for r in rows])
+    agreeing = agreeing_rivals(index, rows)
+    rival = _rival(rows, [index.passages[r].title for r in rows], agreeing)
     # How far the best stands out from the whole corpus, in the corpus' own spread: cosines run
     # higher between a question and FAQ titles than between a question and document prose.
     every = np.maximum(v.joint @ qvec, (v.titles @ qvec)[v.title_row])
@@ -117,6 +161,7 @@ def dense_features(index: KnowledgeIndex, qvec: np.ndarray, rows: list[int]) -> 
         "best_cos": float(best[0]),
         "dense_margin": float(best[0] - (best[rival] if rival is not None else 0.0)),
         "cos_z": float((best[0] - every.mean()) / spread) if spread > 0 else 0.0,
+        "agreeing": float(len(agreeing)),
     }
 
 
@@ -183,19 +228,78 @@ def shipped_heads(path: Path = WEIGHTS) -> dict[str, LogisticHead]:
     return {basis: LogisticHead.from_json(head) for basis, head in data["heads"].items()}
 
 
+@dataclass(frozen=True)
+class Umbrella:
+    """A pack's company and its products' names: a passage about the company as a whole (it
+    names the company and no product: "How much does Acme Cloud cost?") speaks for each of its
+    products, so a product's name in the question ("pricing for Monitor") is held by it."""
+
+    company: str
+    products: tuple[str, ...]
+
+    def held_terms(self, index: KnowledgeIndex, query: str, row: int) -> list[str]:
+        """The query's product-name words the passage at ``row`` holds by speaking for the
+        company (none unless it names the company and no product)."""
+        passage = index.passages[row]
+        said = set(tokenize(f"{passage.title} {passage.text}"))
+        company = set(tokenize(self.company))
+        if not company or not company <= said:
+            return []
+        own = [set(tokenize(name)) - company for name in self.products]
+        if any(words and words <= said for words in own):
+            return []  # it names a product: it speaks for that one, not for the rest
+        names = set().union(*own) if own else set()
+        return [t for t in index.lexical.query_terms(query) if t in names and t not in said]
+
+
+def _company_wide(
+    index: KnowledgeIndex, query: str, row: int, values: dict[str, float], umbrella: Umbrella
+) -> bool:
+    """Count the product names a company-wide passage speaks for as held (see
+    :class:`Umbrella`): ``coverage`` and ``coverage_margin`` rise by their share of the
+    query's weight. Whether anything moved."""
+    held = umbrella.held_terms(index, query, row)
+    lex = index.lexical
+    if not held:
+        return False
+    total = sum(
+        lex.unseen_weight if lex.vocab.get(t) is None else float(lex.idf[lex.vocab[t]])
+        for t in lex.query_terms(query)
+    )
+    gained = sum(float(lex.idf[lex.vocab[t]]) for t in held if t in lex.vocab)
+    if total <= 0 or gained <= 0:
+        return False
+    values["coverage"] = values.get("coverage", 0.0) + gained / total
+    values["coverage_margin"] = values.get("coverage_margin", 0.0) + gained / total
+    values["company_wide"] = 1.0
+    return True
+
+
 def assess(
-    index: KnowledgeIndex, query: str, mode: str, qvec: np.ndarray | None, k: int
+    index: KnowledgeIndex,
+    query: str,
+    mode: str,
+    qvec: np.ndarray | None,
+    k: int,
+    umbrella: Umbrella | None = None,
 ) -> Evidence:
     """The evidence for ``query``: its ``k`` best passages as facts, their features, and the
-    shipped head's P(answerable) for the features in hand."""
+    shipped head's P(answerable) for the features in hand (``umbrella``: the pack's company and
+    products, see :class:`Umbrella`)."""
     ranked, values, basis = features(index, query, mode, qvec)
     head = shipped_heads()[basis]
+    moved = umbrella is not None and bool(ranked)
+    moved = moved and _company_wide(index, query, ranked[0][0], values, umbrella)  # type: ignore[arg-type]
     p_answerable, version = head.prob(values), f"{head.version}/{basis}"
+    if moved:
+        version += "+company-wide"
+    if values.get("agreeing"):  # the margin was taken past a rival that says the same thing
+        version += "+agreeing"
     if ranked:  # does the best passage hold the value asked for (see .specific)?
         specific = check_specific(index, query, ranked[0][0])
         values.update(specific.features())
-        p_answerable, moved = specific.adjust(p_answerable)
-        version += moved
+        p_answerable, suffix = specific.adjust(p_answerable)
+        version += suffix
     facts = []
     for row, score in ranked[:k]:
         p = index.passages[row]

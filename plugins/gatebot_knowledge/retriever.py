@@ -38,7 +38,7 @@ from bot.extend.retriever import Fact, FaqMatch, QueryVector, Retriever
 from bot.packs import Pack
 from bot.store import Store
 from bot.store import passages as stored
-from gatebot_knowledge.answerability import Evidence, assess
+from gatebot_knowledge.answerability import Evidence, Umbrella, assess
 from gatebot_knowledge.embedder import Embedder, load_embedder
 from gatebot_knowledge.faqmatch import faq_match
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
@@ -302,7 +302,8 @@ class KnowledgeRetriever(Retriever):
         if foreign is not None:
             return self._cross_evidence(query, foreign)
         index, mode, qvec, query = self._query(query, vector)
-        evidence = assess(index, query, mode, qvec, k)
+        umbrella = Umbrella(self.pack.company, tuple(p.name for p in self.pack.products))
+        evidence = assess(index, query, mode, qvec, k, umbrella)
         evidence.query = query
         if mode == "hybrid" and qvec is not None:
             # A confident FAQ match is evidence too: what pre-flight would answer verbatim, the
