@@ -114,6 +114,9 @@ class PostgresLease(Lease):
     def _acquire(self) -> bool:
         if self._conn is None:
             self._conn = self.engine.connect()
+            # The session's name is the token, so another process can say who holds the lock.
+            name = sa.text("SELECT set_config('application_name', :token, false)")
+            self._conn.execute(name, {"token": self.token[:63]})
         query = sa.text(f"SELECT pg_try_advisory_lock({self._KEY})")
         got = bool(self._conn.execute(query, {"name": self.name}).scalar())
         self._conn.commit()
@@ -146,7 +149,21 @@ class PostgresLease(Lease):
                 conn.close()
 
     async def holder(self) -> str | None:
-        return self.token if self._conn is not None else None
+        if self._conn is not None:
+            return self.token
+        return await asyncio.to_thread(self._other_holder)
+
+    def _other_holder(self) -> str | None:
+        """The token (session name, at most 63 characters) of the session holding the lock."""
+        query = sa.text(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
+            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "AND l.classid = hashtext('gatebot-lease')::oid "
+            "AND l.objid = hashtext(current_schema() || ':' || :name)::oid"
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(query, {"name": self.name}).scalar()
 
     async def close(self) -> None:
         await asyncio.to_thread(self.engine.dispose)

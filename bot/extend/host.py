@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 from bot.admission import TurnAdmission
 from bot.config import Settings
 from bot.events import EventBus
-from bot.lease import connection_lease
+from bot.lease import Lease, connection_lease
 from bot.leasekeeper import LeasedConnection
 from bot.metrics import Metrics
 from bot.outcomes import labels
@@ -93,6 +93,10 @@ class ChannelHost:
         self.disabled_flows = disabled_flows  #: flows that cannot run, with why
         #: HTTP routes other plugins registered (``register_routes``); the web channel serves them.
         self.routes: list[Route] = routes if routes is not None else []
+
+    def lease(self, name: str) -> Lease:
+        """A lease named ``name`` where this deployment's processes meet (``bot.lease``)."""
+        return connection_lease(name, self.settings, self._store)
 
     def leased_connection(
         self,

@@ -17,9 +17,10 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from bot.config import Settings
+from bot.redisconn import redis_client
 from gatebot_web import inputs
 from gatebot_web.errors import ApiError
-from gatebot_web.ratelimit import RateLimiter
+from gatebot_web.ratelimit import SharedCounts, SharedRateLimiter
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 CREATE_ROUTE = "/api/conversations"
@@ -40,16 +41,28 @@ SECURITY_HEADERS = {
 
 
 class Guard:
-    """The limiters (bounded tables) and the settings they read."""
+    """The limiters (in Redis with ``REDIS_URL``, shared by every process; else bounded tables in
+    this process) and the settings they read."""
 
     def __init__(self, settings: Settings, inline_script: str) -> None:
         self.settings = settings
-        self.conversations = RateLimiter(settings.rate_conversations, 60.0)
-        self.messages = RateLimiter(settings.rate_messages, 60.0)
-        self.staff = RateLimiter(settings.rate_staff, 60.0)
-        self.staff_failures = RateLimiter(settings.rate_staff_failures, 60.0)
+        client = redis_client(settings)
+        self.counts = SharedCounts(client) if client is not None else None
+        self.conversations = self._limiter("conversations", settings.rate_conversations)
+        self.messages = self._limiter("messages", settings.rate_messages)
+        self.staff = self._limiter("staff", settings.rate_staff)
+        self.staff_failures = self._limiter("staff_failures", settings.rate_staff_failures)
+        #: Messages per conversation (a fixed 20 a minute), whatever the client's address.
+        self.per_conversation = self._limiter("conversation", 20)
         digest = hashlib.sha256(inline_script.encode()).digest()
         self.csp = CSP.replace("{inline}", base64.b64encode(digest).decode())
+
+    def _limiter(self, name: str, per_minute: int) -> SharedRateLimiter:
+        return SharedRateLimiter(name, per_minute, 60.0, self.counts)
+
+    async def close(self) -> None:
+        if self.counts is not None:
+            await self.counts.close()
 
     def client_ip(self, request: web.Request) -> str:
         peer = request.remote or ""
@@ -71,8 +84,8 @@ class Guard:
         except ValueError:
             return False
 
-    def limit(self, limiter: RateLimiter, key: str, what: str) -> None:
-        allowed, wait = limiter.allow(key)
+    async def limit(self, limiter: SharedRateLimiter, key: str, what: str) -> None:
+        allowed, wait = await limiter.allow(key)
         if not allowed:
             raise ApiError(
                 429,
@@ -81,15 +94,15 @@ class Guard:
                 {"Retry-After": str(max(1, round(wait)))},
             )
 
-    def check_staff(self, request: web.Request, expected: str | None) -> None:
+    async def check_staff(self, request: web.Request, expected: str | None) -> None:
         """Per token when it is the admin token; per client IP when not (a guesser's tokens are
         all different, so only the address can count them)."""
         given = inputs.bearer(request)
         if expected and given and hmac.compare_digest(given.encode(), expected.encode()):
             key = hashlib.sha256(given.encode()).hexdigest()
-            self.limit(self.staff, key, "staff requests")
+            await self.limit(self.staff, key, "staff requests")
         else:
-            self.limit(self.staff_failures, self.client_ip(request), "staff requests")
+            await self.limit(self.staff_failures, self.client_ip(request), "staff requests")
 
     def check_private(self, request: web.Request, token: str | None) -> None:
         """/metrics: the Bearer token when one is set, else loopback only. The demo API passes
@@ -124,11 +137,11 @@ def guard_middleware(
         if route.startswith(CREATE_ROUTE) and request.method != "OPTIONS":
             guard.check_origin(request)
         if request.method == "POST" and route == CREATE_ROUTE:
-            guard.limit(guard.conversations, guard.client_ip(request), "new conversations")
+            await guard.limit(guard.conversations, guard.client_ip(request), "new conversations")
         elif request.method == "POST" and route == MESSAGE_ROUTE:
-            guard.limit(guard.messages, guard.client_ip(request), "messages")
+            await guard.limit(guard.messages, guard.client_ip(request), "messages")
         elif route.startswith("/api/staff/"):
-            guard.check_staff(request, admin_token())
+            await guard.check_staff(request, admin_token())
         elif route == "/metrics":
             guard.check_private(request, guard.settings.metrics_token)
         elif route.startswith("/demo-api"):

@@ -1,10 +1,21 @@
-"""A sliding-window limit per key (a conversation, a client IP, a staff token): at most ``limit``
-events per ``window`` s, over at most ``max_keys`` keys so the table stays bounded."""
+"""Limits per key (a conversation, a client IP, a staff token): at most ``limit`` events per
+``window`` s.
+
+:class:`RateLimiter` counts in this process (a sliding window over at most ``max_keys`` keys, so
+the table stays bounded). :class:`SharedRateLimiter` counts in Redis when ``REDIS_URL`` is set (a
+fixed window per key that expires with it), so several processes share one budget, and falls
+back to its own :class:`RateLimiter` while Redis does not answer.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import time
 from collections import deque
+from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 class RateLimiter:
@@ -51,3 +62,78 @@ class RateLimiter:
 
     def __len__(self) -> int:
         return len(self._hits)
+
+
+# A fixed window per key on the Redis server's clock, counted only when allowed: the count and the
+# window's end (the key's expiry) move together, atomically, whichever process asks.
+_HIT = """
+local n = tonumber(redis.call('get', KEYS[1]) or '0')
+if n >= tonumber(ARGV[1]) then return {0, redis.call('pttl', KEYS[1])} end
+if redis.call('incr', KEYS[1]) == 1 then redis.call('pexpire', KEYS[1], ARGV[2]) end
+return {1, 0}
+"""
+#: Seconds a process counts in its own memory after Redis failed, before it asks Redis again.
+RETRY_REDIS_S = 5.0
+
+
+class SharedCounts:
+    """The Redis every process counts in (``REDIS_URL``), and whether it answers now. Shared by
+    the limiters of one process, so an outage is met (and logged) once, not once per limiter."""
+
+    def __init__(self, client: Any, retry_s: float = RETRY_REDIS_S) -> None:
+        self.client, self.retry_s = client, retry_s
+        self._script = client.register_script(_HIT)
+        self._down_until: float | None = None  # set while counting locally
+
+    async def hit(self, key: str, limit: int, window: float) -> tuple[bool, float] | None:
+        """(allowed, seconds to wait) from Redis, or None when it cannot say (count locally)."""
+        now = time.monotonic()
+        if self._down_until is not None and now < self._down_until:
+            return None
+        try:
+            allowed, wait_ms = await self._script(keys=[key], args=[limit, int(window * 1000)])
+        except Exception as exc:  # any Redis failure: the local counters hold the line
+            if self._down_until is None:
+                log.warning(
+                    "Redis unavailable for the rate limits (%s); counting in this process "
+                    "until it answers",
+                    exc.__class__.__name__,
+                )
+            self._down_until = now + self.retry_s
+            return None
+        if self._down_until is not None:
+            log.warning("Redis answers again: the rate limits are shared again")
+            self._down_until = None
+        return bool(allowed), max(0, int(wait_ms)) / 1000
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+class SharedRateLimiter:
+    """A limit every process shares when ``counts`` is given (Redis), else this process's own
+    :class:`RateLimiter`, which also stands in while Redis is down (never unlimited)."""
+
+    def __init__(
+        self,
+        name: str,
+        limit: int,
+        window: float,
+        counts: SharedCounts | None = None,
+        max_keys: int = 10_000,
+    ) -> None:
+        self.name, self.limit, self.window, self.counts = name, limit, window, counts
+        self.local = RateLimiter(limit, window, max_keys)
+
+    async def allow(self, key: str) -> tuple[bool, float]:
+        """As :meth:`RateLimiter.allow`, across processes."""
+        if self.limit <= 0:
+            return True, 0.0
+        if self.counts is not None:
+            # Hashed: a key may be any text a trusted proxy forwarded, and stays short in Redis.
+            digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            redis_key = f"gatebot:rate:{self.name}:{digest}"
+            shared = await self.counts.hit(redis_key, self.limit, self.window)
+            if shared is not None:
+                return shared
+        return self.local.allow(key)

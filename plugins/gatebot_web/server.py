@@ -24,7 +24,7 @@ from gatebot_web import inputs, openapi
 from gatebot_web.errors import ApiError, error_response, quiet_client_faults
 from gatebot_web.guard import Guard, cors_and_security_headers, guard_middleware
 from gatebot_web.inspector import add_inspector_routes
-from gatebot_web.ratelimit import RateLimiter
+from gatebot_web.ratelimit import SharedRateLimiter
 from gatebot_web.shedding import unavailable_as_503
 from gatebot_web.staff import add_staff_routes, admin_token
 
@@ -35,7 +35,7 @@ MAX_TEXT = 4000
 MAX_BODY = 64 * 1024
 MAX_CLIENT_ID = 200
 HOST_KEY = web.AppKey("gatebot", ChannelHost)
-LIMITER_KEY = web.AppKey("limiter", RateLimiter)
+LIMITER_KEY = web.AppKey("limiter", SharedRateLimiter)
 GUARD_KEY = web.AppKey("guard", Guard)
 SOCKETS_KEY: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("sockets")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -129,7 +129,7 @@ async def post_message(request: web.Request) -> web.Response:
     inbox_key = f"{conv.id}:{client_id}"
     earlier = await gb.load_message("web", inbox_key)
     if earlier is None:
-        allowed, wait = request.app[LIMITER_KEY].allow(conv.id)
+        allowed, wait = await request.app[LIMITER_KEY].allow(conv.id)
         if not allowed:
             raise ApiError(
                 429,
@@ -287,7 +287,8 @@ def build_web_app(host: ChannelHost | HasHost) -> web.Application:
     app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY)
     app[HOST_KEY] = gb
     app[GUARD_KEY] = guard
-    app[LIMITER_KEY] = RateLimiter(limit=20, window=60.0)
+    app[LIMITER_KEY] = guard.per_conversation
+    app.on_cleanup.append(lambda _app: guard.close())
     app[SOCKETS_KEY] = weakref.WeakSet()
     app.on_shutdown.append(_close_sockets)
     gb.metrics.describe(

@@ -42,7 +42,7 @@ def add_inspector_routes(app: web.Application, host: ChannelHost, guard: Guard) 
     """Wire the inspector onto the web server's ``app``."""
     sessions = app[SESSIONS_KEY] = Sessions(host)
     auth, pages, actions = Auth(host, guard, sessions), Pages(host), Actions(host)
-    job = app[REPLAY_KEY] = ReplayJob()
+    job = app[REPLAY_KEY] = ReplayJob(lease_for=host.lease)
     replays, unanswered = ReplayPages(host, job), UnansweredPage(host)
     page, api = (lambda h: auth.required(h, page=True)), (lambda h: auth.required(h, page=False))
     add = app.router

@@ -70,7 +70,7 @@ class Auth:
         return _html(html.login_form(None, safe_next(request.query.get("next"))))
 
     async def login(self, request: web.Request) -> web.StreamResponse:
-        self.guard.limit(self.guard.staff_failures, self.guard.client_ip(request), "log-ins")
+        await self.guard.limit(self.guard.staff_failures, self.guard.client_ip(request), "log-ins")
         expected = admin_token(self.host)
         if not expected:
             return _html(html.login_form("The inspector is off: set GATEBOT_ADMIN_TOKEN."), 403)
@@ -117,7 +117,7 @@ class Auth:
                     return _see_other("/inspector/login?" + urlencode({"next": request.path_qs}))
                 raise ApiError(401, "unauthorized", "log in at /inspector/login first")
             key = hashlib.sha256(session.id.encode()).hexdigest()
-            self.guard.limit(self.guard.staff, "inspector:" + key, "staff requests")
+            await self.guard.limit(self.guard.staff, "inspector:" + key, "staff requests")
             if request.method == "POST" and not csrf_ok(
                 session, request.headers.get("X-CSRF-Token")
             ):

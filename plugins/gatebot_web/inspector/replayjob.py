@@ -1,4 +1,9 @@
-"""The inspector's replay: one ``bot.replay.replay`` at a time per process, in the background.
+"""The inspector's replay: one ``bot.replay.replay`` at a time, in the background.
+
+One at a time across processes too: the job holds a lease (``bot.lease``: a Redis key with
+``REDIS_URL``, else a PostgreSQL advisory lock, else this process alone) while it runs, renewed
+every :data:`bot.lease.RENEW_S` s, so a second start on another process is refused, naming who
+holds it. Each process shows only the replays it ran.
 
 The replay builds a sandbox app (heads loaded, knowledge indexed: seconds of CPU), so it runs on
 a thread with an event loop of its own and the web server keeps answering while it works. The
@@ -9,21 +14,23 @@ conversations.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bot.config import Settings
+from bot.lease import RENEW_S, Lease, process_token
 from bot.replay import LoggedConversation, ReplayReport, replay
 
 log = logging.getLogger(__name__)
 
 
 class ReplayBusy(Exception):
-    """A replay is already running in this process."""
+    """A replay is already running, here or in another process."""
 
 
 class ReplayCancelled(Exception):
@@ -42,6 +49,8 @@ class ReplayJob:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     report: ReplayReport | None = None
+    #: Makes the lease a replay holds while it runs (``ChannelHost.lease``); None: this process.
+    lease_for: Callable[[str], Lease] = Lease
     _task: asyncio.Task[None] | None = field(default=None, repr=False)
     _cancelled: bool = field(default=False, repr=False)
 
@@ -49,7 +58,7 @@ class ReplayJob:
     def running(self) -> bool:
         return self.state == "running"
 
-    def start(
+    async def start(
         self,
         conversations: list[LoggedConversation],
         pack: Path,
@@ -61,14 +70,36 @@ class ReplayJob:
         one runs."""
         if self.running:
             raise ReplayBusy(f"a replay started by {self.staff} is still running")
+        lease = await self._take_lease(staff)
         self.state, self.pack, self.source, self.staff = "running", str(pack), source, staff
         self.total, self.done, self.error, self.report = len(conversations), 0, None, None
         self.started_at, self.finished_at, self._cancelled = datetime.now(UTC), None, False
-        self._task = asyncio.create_task(self._run(conversations, pack, settings, source))
+        work = self._run(conversations, pack, settings, source, lease)
+        self._task = asyncio.create_task(work)
+
+    async def _take_lease(self, staff: str) -> Lease:
+        lease = self.lease_for("inspector-replay")
+        lease.token = f"{staff[:20]} on {process_token()}"  # what the refused process shows
+        try:
+            if await lease.acquire():
+                return lease
+            holder = await lease.holder()
+        except Exception as exc:  # the lease's store is down: refuse rather than run twice
+            await _closed(lease)
+            why = exc.__class__.__name__
+            raise ReplayBusy(f"cannot tell whether another replay runs ({why})") from None
+        await _closed(lease)
+        raise ReplayBusy(f"a replay started by {holder or 'another process'} is still running")
 
     async def _run(
-        self, conversations: list[LoggedConversation], pack: Path, settings: Settings, source: str
+        self,
+        conversations: list[LoggedConversation],
+        pack: Path,
+        settings: Settings,
+        source: str,
+        lease: Lease,
     ) -> None:
+        renewing = asyncio.create_task(_renew(lease))
         try:
             work = replay(conversations, pack, settings, source, self._counted)
             self.report = await asyncio.to_thread(asyncio.run, work)
@@ -78,6 +109,10 @@ class ReplayJob:
             self.state, self.error = "failed", f"{exc.__class__.__name__}: {exc}"[:2000]
         finally:
             self.finished_at = datetime.now(UTC)
+            renewing.cancel()
+            with contextlib.suppress(Exception):  # lost with its store: it expires on its own
+                await lease.release()
+            await _closed(lease)
 
     def _counted(self, conversations: list[LoggedConversation]) -> Iterator[LoggedConversation]:
         for conv in conversations:
@@ -107,3 +142,22 @@ class ReplayJob:
         if self.report is not None:
             out["totals"] = self.report.totals()
         return out
+
+
+async def _renew(lease: Lease) -> None:
+    """Keep the lease while the replay runs; a renewal that fails is logged, not fatal (the
+    replay finishes; at worst another process may start one meanwhile)."""
+    while True:
+        await asyncio.sleep(RENEW_S)
+        try:
+            held = await lease.renew()
+        except Exception as exc:
+            held = False
+            log.warning("inspector replay lease: renewal failed (%s)", exc.__class__.__name__)
+        if not held:
+            log.warning("inspector replay lease lost while the replay runs")
+
+
+async def _closed(lease: Lease) -> None:
+    with contextlib.suppress(Exception):
+        await lease.close()

@@ -90,7 +90,7 @@ class ReplayPages:
         if not log:
             raise ApiError(400, "bad_request", f"no logged conversations in {source}")
         try:
-            self.job.start(log, pack, self.host.settings, source, session.staff)
+            await self.job.start(log, pack, self.host.settings, source, session.staff)
         except ReplayBusy as exc:
             raise ApiError(409, "busy", str(exc)) from None
         return web.json_response(self.job.status(), status=202)
