@@ -144,7 +144,8 @@ class FlowEngine(StepHost):
         acted: Acted | None = t.acted
         if decision.move == "handoff":
             # Said honestly, after whatever the flow already said this turn.
-            t.replies.append(text_reply(self.pack.template("handoff")))
+            said = self.pack.template("handoff", turn.conversation.language)
+            t.replies.append(text_reply(said))
         elif decision.move in ("ask", "confirm") and not t.replies:
             acted = None  # a question for a slot or a value check: the Actor words it
         return FlowTurn(decision, acted, record["flow"])

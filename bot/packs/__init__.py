@@ -316,6 +316,11 @@ def _check_templates(pack: Pack, play: _Loaded, errors: list[PackError]) -> None
                     label="",
                     value="",
                     hours="",  # handoff_hours: the waiting desk's hours (bot.turn.waiting)
+                    # email_code_*: a one-time code by email (bot.flows.steps.emailcode)
+                    digits="",
+                    left="",
+                    code="",
+                    minutes="",
                 )
             except (KeyError, IndexError, ValueError) as exc:
                 errors.append(play.error(("templates", lang, name), f"bad placeholder {exc}"))

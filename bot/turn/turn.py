@@ -59,6 +59,7 @@ class ConversationState(TypedDict, total=False):
     last_question: str  # the last query knowledge search read, for a follow-up to join
     escalation_menu: list[dict[str, str]]  # the menu's desks and labels, for the click (waiting)
     email_codes: dict[str, dict[str, Any]]  # one-time codes by email (bot.flows.steps.emailcode)
+    email_code_sends: list[float]  # when this conversation's codes were sent (their cap)
 
 
 def state_of(conv: Conversation) -> ConversationState:

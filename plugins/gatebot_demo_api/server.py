@@ -5,7 +5,8 @@ end to end with no real backend. Everything is in memory and reset at every star
 with the Bearer token the catalog names (``ACME_ORDERS_TOKEN``, demo default ``acme-demo-token``).
 
 Ownership, as a customer would understand it: every order and subscription carries its owner's
-email, and a lookup answers only when the email given is that one (a wrong email looks exactly
+email and verified identities, and a lookup answers only for the identity the bot sends (a
+signed-in customer) or, with none, when the email given is that one (a wrong email looks exactly
 like a missing order). The catalog declares the lookups with ``owns:``, so a successful lookup
 makes the conversation the owner of that order, and only owned orders can be refunded.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
@@ -53,10 +54,14 @@ class Subscription:
     seats: int
     storage_packs: int = 0
     priority_support: int = 0
+    #: The verified identities of the subscription's owner, as on an order.
+    customers: tuple[str, ...] = ()
 
     def items(self) -> dict[str, int]:
         return {item: getattr(self, item) for item in ITEMS}
 
+
+Owned = TypeVar("Owned", Order, Subscription)
 
 #: The demo customers' verified identities: a signed-in web visitor, and their Slack user.
 SAM = ("web:sam", "slack:USAM")
@@ -73,7 +78,7 @@ def seed(today: date | None = None) -> tuple[dict[str, Order], dict[str, Subscri
         Order("1043", "sam@example.com", "129.00", "USD", days(45), "card", customers=SAM),
         Order("1044", "alex@example.com", "18.00", "USD", days(2), customers=ALEX),
     ]
-    subs = [Subscription("sub_acme1", "sam@example.com", "team", 5, storage_packs=1)]
+    subs = [Subscription("sub_acme1", "sam@example.com", "team", 5, storage_packs=1, customers=SAM)]
     return {o.order_id: o for o in orders}, {s.subscription_id: s for s in subs}
 
 
@@ -134,15 +139,18 @@ class DemoApi:
         return True, "within the refund window"
 
     def _owned_order(self, request: web.Request) -> Order | None:
-        """The order when the caller shows it is the owner's: by the verified identity the bot
-        sends (``customer``) when there is one, else by the order's email."""
-        order = self.orders.get(request.match_info["order_id"])
-        if order is None:
+        return self._owned(self.orders.get(request.match_info["order_id"]), request)
+
+    @staticmethod
+    def _owned(record: Owned | None, request: web.Request) -> Owned | None:
+        """The order or subscription when the caller shows it is the owner's: by the verified
+        identity the bot sends (``customer``) when there is one, else by the record's email."""
+        if record is None:
             return None
         if "customer" in request.query:
-            return order if request.query["customer"] in order.customers else None
+            return record if request.query["customer"] in record.customers else None
         email = request.query.get("email", "").strip().lower()
-        return order if email and order.email == email else None
+        return record if email and record.email == email else None
 
     async def index(self, request: web.Request) -> web.Response:
         return web.json_response(
@@ -192,11 +200,11 @@ class DemoApi:
     async def get_seats(self, request: web.Request) -> web.Response:
         if (denied := self._denied(request)) is not None:
             return denied
-        sub = self.subscriptions.get(request.match_info["subscription_id"])
-        email = request.query.get("email", "").strip().lower()
-        if sub is None or sub.email != email:
+        sub = self._owned(self.subscriptions.get(request.match_info["subscription_id"]), request)
+        if sub is None:  # a wrong email or identity reads exactly like a missing subscription
             return _error(404, "not_found", "no such subscription for that email")
-        return web.json_response({"demo": True, **asdict(sub), "items": sub.items()})
+        public = {k: v for k, v in asdict(sub).items() if k != "customers"}
+        return web.json_response({"demo": True, **public, "items": sub.items()})
 
     async def change_seats(self, request: web.Request) -> web.Response:
         if (denied := self._denied(request)) is not None:

@@ -87,6 +87,8 @@ class StepHost:
         #: the transport and GATEBOT_EMAIL_CODES, bound at app build.
         self.email: EmailTransport | None = None
         self.email_codes = False
+        #: When codes were last sent to each address (a hash of it), for the per-address cap.
+        self.code_sends: dict[str, list[float]] = {}
 
     def provider_for(self, step: Step) -> ModelProvider:
         """The step's own model when it names one (bound at app build), else the app's."""

@@ -11,6 +11,16 @@ or Discord user) needs none: its ownership came from who it is.
 
 Only a salted hash of the code is kept (in the conversation's state), never the code: not in a
 record, a checkpoint, a log or a prompt.
+
+A flow that is started again asks a fresh code, so codes sent are capped: at most
+:data:`MAX_SENDS` per conversation (its state) and per email address (the flows' host, in this
+process's memory, keyed by a hash of the address) in :data:`SEND_WINDOW_S` seconds. Past the cap
+the customer is told so and handed to a person: guesses stay few, and the owner's inbox is not
+flooded.
+
+What the customer reads and the email are the pack's templates (``email_code_*``) in the
+conversation's language, as every template a flow says is: fixed pack text, not a model's draft,
+so it needs no reply gate. A pack without them falls back to the English in :data:`DEFAULTS`.
 """
 
 from __future__ import annotations
@@ -39,20 +49,41 @@ MAX_TRIES = 3
 TTL_S = 600
 _CODE = re.compile(rf"(?<!\d)(\d{{{DIGITS}}})(?!\d)")
 
-SENT = (
-    "To keep your order safe, I've sent a {digits}-digit code to the email on the order. "
-    "Please type it here and I'll go ahead."
-)
-WRONG = (
-    "That code isn't right. Please check the email and type the {digits}-digit code "
-    "({left} tries left)."
-)
-EXPIRED = "That code has expired, so I've sent a new one to the same email. Please type it here."
-SUBJECT = "Your {company} verification code"
-BODY = (
-    "Your code is {code}. Type it in the chat to confirm the change on your order.\n"
-    "It expires in {minutes} minutes. If you did not ask for this, ignore this email."
-)
+MAX_SENDS = 3
+SEND_WINDOW_S = 3600
+#: The email addresses (hashed) the per-address cap follows at once; the oldest is forgotten.
+MAX_TRACKED_EMAILS = 10_000
+
+#: The texts when the pack has no ``email_code_*`` templates.
+DEFAULTS = {
+    "email_code_sent": (
+        "To keep your account safe, I've sent a {digits}-digit code to the email on file. "
+        "Please type it here and I'll go ahead."
+    ),
+    "email_code_wrong": (
+        "That code isn't right. Please check the email and type the {digits}-digit code "
+        "({left} tries left)."
+    ),
+    "email_code_expired": (
+        "That code has expired, so I've sent a new one to the same email. Please type it here."
+    ),
+    "email_code_limit": (
+        "I've already sent as many codes as I safely can for now, so I won't send another."
+    ),
+    "email_code_subject": "Your {company} verification code",
+    "email_code_body": (
+        "Your code is {code}. Type it in the chat to confirm the change.\n"
+        "It expires in {minutes} minutes. If you did not ask for this, ignore this email."
+    ),
+}
+
+
+def text(host: StepHost, t: StepTurn, name: str, **values: Any) -> str:
+    """A code template in the conversation's language (else the pack's, else the default)."""
+    pack = host.pack
+    if name in pack.templates.get(pack.language, {}):
+        return pack.template(name, t.turn.conversation.language, **values)
+    return DEFAULTS[name].format(company=pack.company, **values)
 
 
 def _digest(salt: str, code: str) -> str:
@@ -82,9 +113,9 @@ async def gate(host: StepHost, t: StepTurn, step: Step, tool: Tool | None) -> St
         return None
     rule = f"flow {t.flow.name} step {step.id}: {step.tools[0]} changes what an email owns"
     if entry is None:
-        return await _send(host, t, codes, key, rule, SENT)
+        return await _send(host, t, codes, key, rule, "email_code_sent")
     if time.time() > entry["expires"]:
-        return await _send(host, t, codes, key, rule, EXPIRED, tries=entry["tries"])
+        return await _send(host, t, codes, key, rule, "email_code_expired", tries=entry["tries"])
     found = _CODE.search(t.text)
     given = found.group(1) if found else ""
     if given and hmac.compare_digest(_digest(entry["salt"], given), entry["digest"]):
@@ -96,7 +127,8 @@ async def gate(host: StepHost, t: StepTurn, step: Step, tool: Tool | None) -> St
     if entry["tries"] >= MAX_TRIES:
         codes.pop(key, None)
         return StepResult(decision=handoff(f"{rule}; the code was wrong {MAX_TRIES} times"))
-    t.replies.append(text_reply(WRONG.format(digits=DIGITS, left=MAX_TRIES - entry["tries"])))
+    left = str(MAX_TRIES - entry["tries"])
+    t.replies.append(text_reply(text(host, t, "email_code_wrong", digits=str(DIGITS), left=left)))
     return _waiting(rule)
 
 
@@ -113,14 +145,17 @@ async def _send(
     email = slot.get("value") if slot else None
     if not email or host.email is None:
         return StepResult(decision=handoff(f"{rule}; no email to send a code to"))
+    if capped := _capped(host, t.state, str(email), time.time()):
+        t.record["tools"].append(_event("code_limit", key, limit=capped))
+        t.replies.append(text_reply(text(host, t, "email_code_limit")))
+        return StepResult(decision=handoff(f"{rule}; {MAX_SENDS} codes sent {capped} this hour"))
     code = f"{secrets.randbelow(10**DIGITS):0{DIGITS}d}"
     salt = secrets.token_hex(8)
-    company = host.pack.company
     try:
         await host.email.send(
             str(email),
-            SUBJECT.format(company=company),
-            BODY.format(code=code, minutes=TTL_S // 60),
+            text(host, t, "email_code_subject"),
+            text(host, t, "email_code_body", code=code, minutes=str(TTL_S // 60)),
         )
     except GatebotError as exc:
         log.warning("a one-time code could not be sent: %s", type(exc).__name__)
@@ -133,9 +168,36 @@ async def _send(
         "expires": time.time() + TTL_S,
         "run": t.progress["run"],
     }
+    _count_send(host, t.state, str(email), time.time())
     t.record["tools"].append(_event("code_sent", key))
-    t.replies.append(text_reply(say.format(digits=DIGITS)))
+    t.replies.append(text_reply(text(host, t, say, digits=str(DIGITS))))
     return _waiting(rule)
+
+
+def _address(email: str) -> str:
+    return hashlib.sha256(email.strip().lower().encode()).hexdigest()
+
+
+def _recent(times: list[float], now: float) -> list[float]:
+    return [when for when in times if now - when < SEND_WINDOW_S]
+
+
+def _capped(host: StepHost, state: Any, email: str, now: float) -> str | None:
+    """Which cap a new code would pass: "in this conversation", "to this email", or None."""
+    if len(_recent(state.get("email_code_sends", []), now)) >= MAX_SENDS:
+        return "in this conversation"
+    if len(_recent(host.code_sends.get(_address(email), []), now)) >= MAX_SENDS:
+        return "to this email"
+    return None
+
+
+def _count_send(host: StepHost, state: Any, email: str, now: float) -> None:
+    state["email_code_sends"] = [*_recent(state.get("email_code_sends", []), now), now]
+    address = _address(email)
+    sent = host.code_sends
+    sent[address] = [*_recent(sent.pop(address, []), now), now]  # last in: the newest
+    while len(sent) > MAX_TRACKED_EMAILS:
+        sent.pop(next(iter(sent)))  # the address sent to longest ago
 
 
 def _waiting(rule: str) -> StepResult:

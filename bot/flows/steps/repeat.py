@@ -24,6 +24,7 @@ from bot.extend.tool import ToolOutcome
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, answer, handoff
 from bot.flows.state import lookup, render, render_arguments
+from bot.flows.steps import emailcode
 from bot.flows.steps.base import StepHost, StepTurn
 from bot.flows.steps.phrases import ACTIONS, VERSION, Reading, read_message
 from bot.flows.steps.refusal import change_limit, declared, explainable, service_words
@@ -445,7 +446,14 @@ def _is_int(v: Any) -> bool:
 
 async def run(host: StepHost, t: StepTurn, step: Step) -> StepResult:
     """The step in a flow's turn: its tool called through the conversation's runner (dry on a
-    fork without side effects), what it says going into the turn's replies."""
+    fork without side effects), what it says going into the turn's replies. Before its first
+    change, a one-time code by email when what it changes is owned only by an email and codes
+    are on (:mod:`bot.flows.steps.emailcode`)."""
+    coded = await emailcode.gate(
+        host, t, step, host.tools.get(step.tools[0]) if host.tools else None
+    )
+    if coded is not None:
+        return coded
     ctx = t.context()
     dry = not t.progress.get("allow_side_effects", True)
 
