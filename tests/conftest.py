@@ -189,6 +189,9 @@ STORE_GUARDED = {
     "test_slack.py",
     "test_email.py",
     "test_customer_data.py",
+    "test_outcomes_api.py",
+    "test_ownership.py",
+    "test_identity.py",
 }
 
 
