@@ -184,6 +184,8 @@ STORE_GUARDED = {
     "test_flow_triggers.py",
     "test_helpdesk.py",
     "test_inspector.py",
+    "test_inspector_pages.py",
+    "test_inspector_sessions.py",
     "test_repeat.py",
     "test_retention.py",
     "test_slack.py",
