@@ -110,8 +110,11 @@ class Results:
 class Server:
     """``gatebot run`` in its own process, and what /proc says about it."""
 
-    def __init__(self, database_url: str, data_dir: str, extra_env: dict[str, str]) -> None:
-        self.port = free_port()
+    def __init__(
+        self, database_url: str, data_dir: str, extra_env: dict[str, str], workers: int = 1
+    ) -> None:
+        self.port, self.workers = free_port(), workers
+        self.log = Path(data_dir) / "server.log"
         env = {
             **os.environ,
             "GATEBOT_DATA_DIR": data_dir,
@@ -128,11 +131,20 @@ class Server:
             env["DATABASE_URL"] = database_url
         code = "import sys; from bot.cli import main; sys.argv[0] = 'gatebot'; main()"
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", code, "run", "--port", str(self.port)],
+            [
+                sys.executable,
+                "-c",
+                code,
+                "run",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+            ],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=open(Path(data_dir) / "server.log", "w"),  # noqa: SIM115
+            stderr=open(self.log, "w"),  # noqa: SIM115
         )
         self.base = f"http://{HOST}:{self.port}"
 
@@ -143,24 +155,46 @@ class Server:
                 raise RuntimeError(f"the server exited with {self.proc.returncode}")
             with contextlib.suppress(aiohttp.ClientError, OSError):
                 async with http.get(f"{self.base}/healthz") as resp:
-                    if resp.status == 200:
+                    if resp.status == 200 and self._all_listening():
                         return
             await asyncio.sleep(0.5)
         raise RuntimeError("the server did not answer /healthz in time")
 
-    def cpu_seconds(self, loop_only: bool = False) -> float:
-        """The process's CPU time, all threads; or the main thread's, which runs the event loop."""
+    def _all_listening(self) -> bool:
+        """Every worker serves (each says so once): the kernel spreads connections only over
+        the ones already listening, so one worker up early would take the whole warm-up."""
+        return self.log.read_text(errors="replace").count("widget and API at") >= self.workers
+
+    def pids(self) -> list[int]:
+        """The server's processes: itself, and with ``--workers`` the workers it forked."""
         pid = self.proc.pid
-        stat = Path(f"/proc/{pid}/task/{pid}/stat" if loop_only else f"/proc/{pid}/stat")
-        fields = stat.read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        children = Path(f"/proc/{pid}/task/{pid}/children")
+        with contextlib.suppress(OSError):
+            return [pid, *map(int, children.read_text().split())]
+        return [pid]
+
+    def cpu_seconds(self, loop_only: bool = False) -> float:
+        """CPU time of all its processes, all threads; or of each one's main thread, which runs
+        its event loop (summed over the workers)."""
+        total = 0.0
+        for pid in self.pids():
+            stat = Path(f"/proc/{pid}/task/{pid}/stat" if loop_only else f"/proc/{pid}/stat")
+            with contextlib.suppress(OSError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
 
     def memory_mb(self) -> dict[str, float]:
-        out = {}
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                out["rss_mb" if key == "VmRSS" else "peak_rss_mb"] = int(value.split()[0]) / 1024
+        """RSS now and at peak, summed over its processes (pages the workers share after the
+        fork count once per process)."""
+        out = {"rss_mb": 0.0, "peak_rss_mb": 0.0}
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    key, _, value = line.partition(":")
+                    if key in ("VmRSS", "VmHWM"):
+                        name = "rss_mb" if key == "VmRSS" else "peak_rss_mb"
+                        out[name] += int(value.split()[0]) / 1024
         return out
 
     def stop(self) -> None:
@@ -250,7 +284,7 @@ async def open_loop(customers: list[Customer], every: float, stop_at: float) -> 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="gatebot-load-") as data_dir:
         extra = dict(kv.split("=", 1) for kv in args.env)
-        server = Server(args.database_url, data_dir, extra)
+        server = Server(args.database_url, data_dir, extra, args.workers)
         try:
             return await _drive(args, server)
         finally:
@@ -294,6 +328,7 @@ def summarise(
     summary: dict[str, Any] = {
         "mode": args.mode,
         "database": "postgresql" if args.database_url.startswith("postgres") else "sqlite",
+        "workers": args.workers,
         "concurrency" if args.mode == "closed" else "conversations": (
             args.concurrency if args.mode == "closed" else args.conversations
         ),
@@ -328,6 +363,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--request-timeout", type=float, default=120.0)
     p.add_argument("--database-url", default="", help="default: SQLite in a temporary folder")
     p.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server")
+    p.add_argument("--workers", type=int, default=1, help="gatebot run --workers N")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="one JSON line only")
     return p.parse_args(argv)

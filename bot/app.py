@@ -119,6 +119,7 @@ class App:
         with timed("agent (heads)"):
             self.agent = self._build_agent()
         # Flows name tools; only now are they known. A flow naming a missing one is disabled.
+        self.agent.flows.db = self.db  # the flows' writes share the turn's database threads
         self.agent.flows.bind_tools(self.tools, self.tool_runner)
         self.agent.flows.bind_models(self._choose_provider)
         self.agent.flows.email, self.agent.flows.email_codes = self.email, settings.email_codes

@@ -171,3 +171,46 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"turn records validated against the schema: {done['records']} "
             f"in {done['seconds']:.2f} s"
         )
+
+
+#: Test files whose servers must never call the store on the event loop (bot/store/guard.py).
+STORE_GUARDED = {
+    "test_agent.py",
+    "test_api.py",
+    "test_app.py",
+    "test_discord.py",
+    "test_flows.py",
+    "test_flows_api.py",
+    "test_flow_triggers.py",
+    "test_helpdesk.py",
+    "test_inspector.py",
+    "test_inspector_pages.py",
+    "test_inspector_sessions.py",
+    "test_repeat.py",
+    "test_retention.py",
+    "test_slack.py",
+    "test_email.py",
+    "test_customer_data.py",
+    "test_outcomes_api.py",
+    "test_ownership.py",
+    "test_identity.py",
+}
+
+
+@pytest.fixture(autouse=True)
+def store_guard(request: pytest.FixtureRequest) -> Iterator[list[str]]:
+    """In the files above, a Store method called on a thread running an event loop (by the
+    server's code, not the test's own setup) fails the test with the line that made it."""
+    if request.node.path.name not in STORE_GUARDED:
+        yield []
+        return
+    from bot.store.guard import install
+
+    caught: list[str] = []
+    uninstall = install(caught.append)
+    try:
+        yield caught
+    finally:
+        uninstall()
+    if caught:
+        pytest.fail("store calls on the event loop:\n" + "\n".join(sorted(set(caught))))

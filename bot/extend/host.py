@@ -167,6 +167,42 @@ class ChannelHost:
         """Raise when the database cannot be reached in time (the health check)."""
         await self._db.call(self._store.ping)
 
+    async def open_thread_conversation(
+        self, channel: str, external_id: str, user_id: str | None = None
+    ) -> Conversation:
+        """:meth:`conversation_for` off the event loop."""
+        return await self._db.call(self.conversation_for, channel, external_id, user_id)
+
+    async def load_thread_conversation(self, channel: str, external_id: str) -> Conversation | None:
+        """A platform thread's conversation, if it has one (:meth:`find_conversation`)."""
+        return await self._db.call(self._store.find_conversation, channel, external_id)
+
+    async def load_escalation_of(self, thread: str) -> Escalation | None:
+        """The escalation a help-desk thread belongs to (:meth:`find_escalation`)."""
+        return await self._db.call(self._store.find_escalation, thread)
+
+    async def load_flow_runs(self, conversation_id: str | None = None) -> list[FlowRun]:
+        return await self._db.call(self._store.flow_runs, conversation_id)
+
+    async def load_flow_run(self, run_id: str) -> FlowRun | None:
+        return await self._db.call(self._store.get_flow_run, run_id)
+
+    async def load_checkpoints(self, run_id: str) -> list[FlowCheckpoint]:
+        return await self._db.call(self._store.checkpoints, run_id)
+
+    async def rewind_flow(self, rewind: Callable[..., T], run_id: str, at_checkpoint: int) -> T:
+        """:meth:`rewind_flow_run` off the event loop."""
+        return await self._db.call(self.rewind_flow_run, rewind, run_id, at_checkpoint)
+
+    async def fork_flow(self, fork: Callable[..., T], run_id: str, **kw: Any) -> T:
+        """:meth:`fork_flow_run` off the event loop: its reads and writes on one database
+        thread, within the database deadline."""
+        return await self._db.call(self.fork_flow_run, fork, run_id, **kw)
+
+    # -- the synchronous calls under those, for code already off the event loop ---------------
+    # Each blocks its thread on the database. On the event loop, use the awaitable one above
+    # (tests guard this: bot/store/guard.py).
+
     # -- conversations -------------------------------------------------------------------------
 
     def create_conversation(

@@ -29,6 +29,7 @@ from bot.flows.steps.base import StepHost, StepTurn
 from bot.flows.trigger import Nearest, Signals, signals, starts
 from bot.packs import Pack
 from bot.store import Store
+from bot.store.runner import StoreRunner
 from bot.turn import gates
 from bot.turn.act import Acted, text_reply
 from bot.turn.decide import Decision
@@ -63,10 +64,17 @@ def start_progress(flow: Flow, run_id: str, allow_side_effects: bool = True) -> 
 
 class FlowEngine(StepHost):
     def __init__(
-        self, pack: Pack, store: Store, provider: ModelProvider, retriever: Any = None
+        self,
+        pack: Pack,
+        store: Store,
+        provider: ModelProvider,
+        retriever: Any = None,
+        db: StoreRunner | None = None,
     ) -> None:
         super().__init__(pack, provider, retriever)
         self.store = store
+        #: Where the runs' and checkpoints' writes go, off the event loop (the app binds its own).
+        self.db = db or StoreRunner(store)
         #: Flows an app could not enable (a tool it does not have), with the reason.
         self.disabled: dict[str, str] = {}
 
@@ -122,7 +130,7 @@ class FlowEngine(StepHost):
         """Run the active flow (or start one) as far as this message allows. None: no flow.
         ``near``: the pack line nearest the message, for starting one."""
         state, record = turn.state, turn.record
-        progress = self._progress(turn, intent_read, near)
+        progress = await self._progress(turn, intent_read, near)
         if progress is None:
             return None
         flow_ = self.pack.flows.get(progress["name"])
@@ -135,7 +143,7 @@ class FlowEngine(StepHost):
             "name": flow_.name,
             "run": progress["run"],
             "step": t.steps[-1]["step"] if t.steps else None,
-            "status": self._status(progress, decision),
+            "status": await self._status(progress, decision),
             "steps": t.steps,
         }
         if progress.get("started_by", {}).get("seq") == turn.seq:
@@ -150,7 +158,7 @@ class FlowEngine(StepHost):
             acted = None  # a question for a slot or a value check: the Actor words it
         return FlowTurn(decision, acted, record["flow"])
 
-    def _progress(
+    async def _progress(
         self, turn: Turn, intent_read: Read, near: Nearest | None
     ) -> dict[str, Any] | None:
         """The run this message continues: the active one unless preempted, else a new run of the
@@ -158,7 +166,7 @@ class FlowEngine(StepHost):
         state, text = turn.state, turn.text
         progress = state.get("flow")
         if progress is not None and self._preempted(intent_read, progress):
-            self.store.set_flow_run_status(progress["run"], "abandoned")
+            await self.db.call(self.store.set_flow_run_status, progress["run"], "abandoned")
             state.pop("flow", None)
             progress = None
         if progress is None:
@@ -166,9 +174,9 @@ class FlowEngine(StepHost):
             if started is None:
                 return None
             flow, found = started
-            run = self.store.create_flow_run(
-                turn.conversation.id, flow.name, flow.version, [str(e) for e in schedule(flow)]
-            )
+            entries = [str(e) for e in schedule(flow)]
+            create = self.store.create_flow_run
+            run = await self.db.call(create, turn.conversation.id, flow.name, flow.version, entries)
             progress = state["flow"] = start_progress(flow, run.id)
             # What started it, and a change the message already asked for ("drop two seats"),
             # which the repeat step makes when the flow reaches it instead of asking.
@@ -177,14 +185,14 @@ class FlowEngine(StepHost):
                 progress["opening"] = {"step": found.change["step"], "text": text}
         return progress
 
-    def _status(self, progress: dict[str, Any], decision: Decision) -> str:
+    async def _status(self, progress: dict[str, Any], decision: Decision) -> str:
         if decision.move == "handoff":
             status = "handed_off"
         elif all(e[2] != "pending" for e in progress["entries"]):
             status = "done"
         else:
             return "active"
-        self.store.set_flow_run_status(progress["run"], status)
+        await self.db.call(self.store.set_flow_run_status, progress["run"], status)
         return status
 
     @staticmethod
@@ -221,7 +229,7 @@ class FlowEngine(StepHost):
                 return result.decision
             entry[2] = "done"
             t.progress["outputs"][step.id] = result.output
-            self._checkpoint(t, step, entry[1], before, result.output or {}, result.model)
+            await self._checkpoint(t, step, entry[1], before, result.output or {}, result.model)
             t.steps.append(_step_note(step, entry, "done", result))
             if result.decision is not None:
                 last = result.decision
@@ -252,7 +260,7 @@ class FlowEngine(StepHost):
         if step.type == "router":
             skip_untaken(t.flow, t.progress["entries"], step.id, entry[1], output.get("route"))
 
-    def _checkpoint(
+    async def _checkpoint(
         self,
         t: StepTurn,
         step: Step,
@@ -264,8 +272,16 @@ class FlowEngine(StepHost):
         idx = t.progress["checkpoints"]
         t.progress["checkpoints"] = idx + 1
         snapshot = json.loads(json.dumps({**t.progress, "values": t.state["values"]}))
-        self.store.add_checkpoint(
-            t.progress["run"], idx, step.id, pass_no, seen, output, model, snapshot
+        await self.db.call(
+            self.store.add_checkpoint,
+            t.progress["run"],
+            idx,
+            step.id,
+            pass_no,
+            seen,
+            output,
+            model,
+            snapshot,
         )
 
     async def _run_step(self, t: StepTurn, step: Step) -> StepResult:

@@ -75,8 +75,8 @@ class HelpDesks:
             raise HelpDeskError(f"escalation #{escalation.id} has no help desk")
         return desk
 
-    def _escalation(self, escalation_id: int, via: str | None = None) -> Escalation:
-        esc = self.store.get_escalation(escalation_id)
+    async def _escalation(self, escalation_id: int, via: str | None = None) -> Escalation:
+        esc = await self.db.call(self.store.get_escalation, escalation_id)
         if esc is None:
             raise UnknownEscalation(f"no escalation #{escalation_id}")
         if via is not None:
@@ -156,7 +156,7 @@ class HelpDesks:
             thread=None,
             created_at=datetime.now(UTC),  # the new desk's own time to take it
         )
-        moved = self._escalation(esc.id or 0)
+        moved = await self._escalation(esc.id or 0)
         await self._post(conv, moved, desk)
 
     # -- staff actions -------------------------------------------------------------------------
@@ -185,29 +185,41 @@ class HelpDesks:
         """
         if verb not in VERBS:
             raise HelpDeskError(f"{verb!r} is not a staff action (one of {', '.join(VERBS)})")
-        esc = self._escalation(escalation_id, via)
-        if verb == "reply" and relay is not None and self.store.staff_relayed(*relay):
+        esc = await self._escalation(escalation_id, via)
+        if (
+            verb == "reply"
+            and relay is not None
+            and await self.db.call(self.store.staff_relayed, *relay)
+        ):
             return Acted(esc, duplicate=True)
         holds_it = esc.status == "claimed" and esc.staff == staff
         if not trusted and not (verb == "reply" and holds_it):
             await self._check_member(esc, staff)
         if verb == "take_over" or (verb == "reply" and not holds_it):
-            esc = self._take_over(esc, staff)
+            esc = await self._take_over(esc, staff)
         if verb == "reply":
             return await self._reply(esc, staff, text, relay, staff_name)
         if verb == "hand_back":
-            self.store.update_escalation(esc.id or 0, status="handed_back", staff=staff)
-            self.store.update_conversation(esc.conversation_id, paused=False, status="open")
-        elif verb == "resolve":
-            self.store.update_escalation(
-                esc.id or 0, status="resolved", staff=staff, outcome=outcome
+            await self._settle(
+                esc, dict(status="handed_back", staff=staff), paused=False, status="open"
             )
-            self.store.update_conversation(esc.conversation_id, paused=False, status="resolved")
+        elif verb == "resolve":
+            done = dict(status="resolved", staff=staff, outcome=outcome)
+            await self._settle(esc, done, paused=False, status="resolved")
             if outcome in KINDS:  # a label for the turns that led here, once per escalation
                 fields = {"conversation_id": esc.conversation_id, "kind": outcome, "staff": staff}
                 fields["external_id"] = f"escalation:{esc.id}:{outcome}"
-                record_outcome(self.store, fields, "escalation")
-        return Acted(self._escalation(escalation_id))
+                await self.db.call(record_outcome, self.store, fields, "escalation")
+        return Acted(await self._escalation(escalation_id))
+
+    async def _settle(self, esc: Escalation, fields: dict[str, Any], **conversation: Any) -> None:
+        """Update the escalation and its conversation, in one trip to a database thread."""
+
+        def both() -> None:
+            self.store.update_escalation(esc.id or 0, **fields)
+            self.store.update_conversation(esc.conversation_id, **conversation)
+
+        await self.db.call(both)
 
     async def _check_member(self, esc: Escalation, staff: str) -> None:
         """Only members of the help desk's channel act on its escalations. A desk whose
@@ -217,12 +229,11 @@ class HelpDesks:
         if channel is not None and not await channel.is_member(desk, staff):
             raise NotAMember(staff, desk.name)
 
-    def _take_over(self, esc: Escalation, staff: str) -> Escalation:
+    async def _take_over(self, esc: Escalation, staff: str) -> Escalation:
         if esc.status not in TAKEABLE:
             raise HelpDeskError(f"escalation #{esc.id} is {esc.status}")
-        self.store.update_escalation(esc.id or 0, status="claimed", staff=staff)
-        self.store.update_conversation(esc.conversation_id, paused=True)
-        return self._escalation(esc.id or 0)
+        await self._settle(esc, dict(status="claimed", staff=staff), paused=True)
+        return await self._escalation(esc.id or 0)
 
     async def _reply(
         self,
@@ -233,16 +244,23 @@ class HelpDesks:
         name: str | None,
     ) -> Acted:
         """A staff message in the thread: it reaches the customer on the customer's channel."""
-        conv = self.store.get_conversation(esc.conversation_id)
+        conv = await self.db.call(self.store.get_conversation, esc.conversation_id)
         if conv is None:
             raise HelpDeskError(f"conversation {esc.conversation_id} is gone")
         name = (name or "").strip()[:255] or None  # unknown: the customer reads "Team"
         if relay is None:
-            msg: Message | None = self.store.add_message(
-                conv.id, conv.channel, "staff", text, author=staff, author_name=name
+            msg: Message | None = await self.db.call(
+                self.store.add_message,
+                conv.id,
+                conv.channel,
+                "staff",
+                text,
+                author=staff,
+                author_name=name,
             )
         else:
-            msg = self.store.add_staff_message(conv.id, conv.channel, text, staff, relay, name)
+            add = self.store.add_staff_message
+            msg = await self.db.call(add, conv.id, conv.channel, text, staff, relay, name)
         if msg is None:  # a redelivery that raced the first copy past the check above
             return Acted(esc, duplicate=True)
         reply: dict[str, Any] = {
@@ -292,7 +310,7 @@ class HelpDesks:
 
     async def sweep(self, now: datetime | None = None) -> int:
         """Email every open escalation nobody took in time. Returns how many were sent."""
-        return await sweep(self.store, self.pack, self.email, now)
+        return await sweep(self.store, self.pack, self.email, self.db, now)
 
 
 def describe(acted: Acted) -> dict[str, Any]:

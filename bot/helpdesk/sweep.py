@@ -8,6 +8,7 @@ from bot.extend.email import EmailTransport
 from bot.helpdesk.summary import summary
 from bot.packs.model import HelpDesk, Pack
 from bot.store import Escalation, Store
+from bot.store.runner import StoreRunner
 
 
 def _overdue(esc: Escalation, desk: HelpDesk | None, now: datetime) -> bool:
@@ -19,31 +20,34 @@ async def sweep(
     store: Store,
     pack: Pack,
     email: EmailTransport,
+    db: StoreRunner,
     now: datetime | None = None,
 ) -> int:
-    """Email every open escalation nobody took in time. Returns how many were sent."""
+    """Email every open escalation nobody took in time. Returns how many were sent. The
+    database calls go through ``db`` (the app's StoreRunner), off the event loop."""
     now = now or datetime.now(UTC)
+    call = db.call
     sent = 0
-    for esc in store.escalations("open"):
+    for esc in await call(store.escalations, "open"):
         desk = pack.helpdesk_named(esc.helpdesk)
         if desk is None or not _overdue(esc, desk, now):
             continue
         if not desk.email:
-            store.update_escalation(esc.id or 0, delivery="unclaimed; no email set")
+            await call(store.update_escalation, esc.id or 0, delivery="unclaimed; no email set")
             continue
-        conv = store.get_conversation(esc.conversation_id)
+        conv = await call(store.get_conversation, esc.conversation_id)
         if conv is None:
             continue
-        body = summary(conv, esc, store.messages(conv.id))
+        body = summary(conv, esc, await call(store.messages, conv.id))
         try:
             message_id = await email.send(
                 desk.email, f"Unclaimed escalation #{esc.id}: {esc.reason}"[:200], body
             )
         except Exception as exc:  # honest: the failure is kept, the escalation stays open
-            store.update_escalation(esc.id or 0, delivery=f"email failed: {exc}"[:500])
+            failed = f"email failed: {exc}"[:500]
+            await call(store.update_escalation, esc.id or 0, delivery=failed)
             continue
-        store.update_escalation(
-            esc.id or 0, status="emailed", delivery=f"emailed to {desk.email} ({message_id})"
-        )
+        emailed = f"emailed to {desk.email} ({message_id})"
+        await call(store.update_escalation, esc.id or 0, status="emailed", delivery=emailed)
         sent += 1
     return sent

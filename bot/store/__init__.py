@@ -376,3 +376,9 @@ def _sent(conversation_id: str, channel: str, role: str, text: str, author: str 
         status="sent",
         author=author,
     )
+
+
+# Imported last: the guard wraps this module's Store when GATEBOT_STORE_GUARD=1.
+from bot.store.guard import install_from_env  # noqa: E402
+
+install_from_env()

@@ -214,7 +214,7 @@ class DiscordChannel(ChannelAdapter):
     async def send(self, conversation_id: str, replies: list[dict[str, Any]]) -> None:
         """Replies from outside a turn (a staff reply): into the customer's thread or DM."""
         await super().send(conversation_id, replies)  # live events, as for every channel
-        conv = self.host.conversation(conversation_id)
+        conv = await self.host.load_conversation(conversation_id)
         if conv is None or conv.channel != self.name or not conv.external_id:
             return
         await self.post(await self.messageable(conv.external_id), replies)

@@ -114,7 +114,7 @@ class Handlers:
             return  # other bots, and our own posts: answering them could loop forever
         channel = message.channel
         if isinstance(channel, discord.Thread):
-            escalation = self.host.find_escalation(str(channel.id))
+            escalation = await self.host.load_escalation_of(str(channel.id))
             if escalation is not None:
                 await self._staff_message(message, escalation)
                 return
@@ -122,7 +122,7 @@ class Handlers:
             # A desk whose thread could not be created: staff answer by replying to the post
             # (the post's id is the escalation's thread id; see DiscordChannel.post_escalation).
             ref = message.reference.message_id
-            escalation = self.host.find_escalation(str(ref)) if ref else None
+            escalation = await self.host.load_escalation_of(str(ref)) if ref else None
             if escalation is not None:
                 await self._staff_message(message, escalation)
                 return
@@ -155,7 +155,9 @@ class Handlers:
         """The offer_person button: ``text`` is the customer's next message in the
         conversation the button was posted in, keyed by the click (answered once)."""
         where = interaction.channel
-        conv = self.host.find_conversation(self.adapter.name, str(interaction.channel_id))
+        conv = await self.host.load_thread_conversation(
+            self.adapter.name, str(interaction.channel_id)
+        )
         if conv is None or where is None:
             return
         await interaction.response.defer()
@@ -169,9 +171,9 @@ class Handlers:
         if me is None:
             return
         channel = message.channel
-        in_conversation = isinstance(channel, discord.Thread) and self.host.find_conversation(
-            self.adapter.name, str(channel.id)
-        )
+        in_conversation = isinstance(
+            channel, discord.Thread
+        ) and await self.host.load_thread_conversation(self.adapter.name, str(channel.id))
         if not (message.guild is None or in_conversation or mentions(message, me.id)):
             return  # guild chatter that is not addressed to the bot
         text = without_mentions(message.content, me.id)
@@ -185,11 +187,11 @@ class Handlers:
 
     async def _turn(self, message: discord.Message, text: str) -> None:
         key = str(message.id)  # the inbox key: a redelivered message is found, not re-run
-        earlier = self.host.find_message(self.adapter.name, key)
+        earlier = await self.host.load_message(self.adapter.name, key)
         where: discord.abc.Messageable | None = None
         reference: discord.Message | None = None
         if earlier is not None:
-            conv = self.host.conversation(earlier.conversation_id)
+            conv = await self.host.load_conversation(earlier.conversation_id)
             if conv is None:
                 return
         else:
@@ -220,7 +222,7 @@ class Handlers:
         name = self.adapter.name
         async with self._opening:  # two first messages at once must not make two conversations
             # Discord authenticated the author: their user id is the verified identity.
-            conv = self.host.conversation_for(name, external, str(message.author.id))
+            conv = await self.host.open_thread_conversation(name, external, str(message.author.id))
         return conv, where
 
     async def _start_thread(

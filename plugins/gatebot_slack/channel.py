@@ -294,7 +294,7 @@ class SlackChannel(ChannelAdapter):
     async def send(self, conversation_id: str, replies: list[dict[str, Any]]) -> None:
         """Staff replies to a Slack customer: into the customer's thread."""
         await super().send(conversation_id, replies)  # live watchers see it too
-        conv = self.host.conversation(conversation_id)
+        conv = await self.host.load_conversation(conversation_id)
         if conv is None or conv.channel != self.name or not conv.external_id:
             return
         channel, thread_ts = split_thread(conv.external_id)
@@ -310,7 +310,7 @@ class SlackChannel(ChannelAdapter):
             lock = self._thread_locks[thread] = asyncio.Lock()
         async with lock:
             # The store's get-or-create also holds across processes (a unique index decides).
-            return self.host.conversation_for(self.name, thread, user)
+            return await self.host.open_thread_conversation(self.name, thread, user)
 
     # -- the help-desk protocol (bot.helpdesk.HelpDeskChannel) ---------------------------------
 

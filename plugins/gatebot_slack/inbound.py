@@ -162,21 +162,23 @@ class Inbound:
 
     # -- the work --------------------------------------------------------------------------------
 
-    def _escalation_of(self, channel: str, thread_ts: str | None) -> Escalation | None:
+    async def _escalation_of(self, channel: str, thread_ts: str | None) -> Escalation | None:
         if not thread_ts:
             return None
-        return self.host.find_escalation(f"{channel}:{thread_ts}")
+        return await self.host.load_escalation_of(f"{channel}:{thread_ts}")
 
     async def message(self, event: dict[str, Any]) -> None:
         channel, ts, thread_ts = event["channel"], event["ts"], event.get("thread_ts")
-        esc = self._escalation_of(channel, thread_ts)
+        esc = await self._escalation_of(channel, thread_ts)
         if esc is not None:
             await self.staff_message(esc, event)
         elif event.get("channel_type") == "im":
             await self.customer_message(
                 channel, thread_ts or ts, ts, event.get("text") or "", event.get("user")
             )
-        elif thread_ts and self.host.find_conversation(self.channel.name, f"{channel}:{thread_ts}"):
+        elif thread_ts and await self.host.load_thread_conversation(
+            self.channel.name, f"{channel}:{thread_ts}"
+        ):
             await self.customer_message(
                 channel, thread_ts, ts, event.get("text") or "", event.get("user")
             )
@@ -184,7 +186,7 @@ class Inbound:
 
     async def mention(self, event: dict[str, Any]) -> None:
         channel, ts, thread_ts = event["channel"], event["ts"], event.get("thread_ts")
-        if self._escalation_of(channel, thread_ts) is not None:
+        if await self._escalation_of(channel, thread_ts) is not None:
             return  # staff in a help-desk thread: their message event carries it
         await self.customer_message(
             channel, thread_ts or ts, ts, event.get("text") or "", event.get("user")

@@ -113,15 +113,15 @@ class StaffRoutes:
         conversation = request.query.get("conversation") or None
         if conversation is not None and inputs.token(conversation) is None:
             raise ApiError(400, "bad_request", "conversation must be a conversation id")
-        found = self.host.flow_runs(conversation)
+        found = await self.host.load_flow_runs(conversation)
         return web.json_response({"runs": [service.run_json(r) for r in found]})
 
     async def checkpoints(self, request: web.Request) -> web.Response:
         self.authorise(request)
-        run = self.host.flow_run(inputs.path_id(request))
+        run = await self.host.load_flow_run(inputs.path_id(request))
         if run is None:
             raise ApiError(404, "not_found", "no such flow run")
-        cps = self.host.checkpoints(run.id)
+        cps = await self.host.load_checkpoints(run.id)
         return web.json_response(
             {"run": service.run_json(run), "checkpoints": [service.checkpoint_json(c) for c in cps]}
         )
@@ -130,7 +130,7 @@ class StaffRoutes:
         self.authorise(request)
         args = _fork_args(await self.body(request))
         try:
-            run, copies = self.host.fork_flow_run(service.fork, inputs.path_id(request), **args)
+            run, copies = await self.host.fork_flow(service.fork, inputs.path_id(request), **args)
         except service.FlowOpError as exc:
             raise _op_error(exc) from None
         checkpoints = [service.checkpoint_json(c) for c in copies]

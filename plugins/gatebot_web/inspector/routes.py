@@ -223,7 +223,7 @@ class Actions:
         if not isinstance(index, int) or isinstance(index, bool):
             raise ApiError(400, "bad_request", "at_checkpoint must be an integer index")
         try:
-            found = self.host.rewind_flow_run(service.rewind, inputs.path_id(request), index)
+            found = await self.host.rewind_flow(service.rewind, inputs.path_id(request), index)
         except service.FlowOpError as exc:
             raise _op_error(exc) from None
         return web.json_response(service.checkpoint_json(found))
@@ -239,7 +239,7 @@ class Actions:
         if not isinstance(allow, bool):
             raise ApiError(400, "bad_request", "allow_side_effects must be true or false")
         try:
-            run, copies = self.host.fork_flow_run(
+            run, copies = await self.host.fork_flow(
                 service.fork,
                 inputs.path_id(request),
                 at_checkpoint=index,
