@@ -147,7 +147,7 @@ class Actor:
             who = identity_context(verified_user_id)
             return await self._answer(question, history, language, publish, steps, who)
         name = decision.template or move
-        return Acted([text_reply(self.template(name, language))])
+        return Acted([text_reply(self.template(name, language, product=decision.product or ""))])
 
     def _describe(self, intent_name: str) -> str:
         intent = self.pack.intent(intent_name)

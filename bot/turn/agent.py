@@ -28,7 +28,15 @@ from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
 from bot.store.turnlock import ConversationBusy, TurnLocks
 from bot.text import asks_to_know, is_question
-from bot.turn import answerable, followup_query, followups, gates, valuereader, waiting
+from bot.turn import (
+    answerable,
+    followup_query,
+    followups,
+    gates,
+    sitecontext,
+    valuereader,
+    waiting,
+)
 from bot.turn.act import Acted, Actor
 from bot.turn.decide import (
     HANDOFF_ACCEPTED,
@@ -178,6 +186,7 @@ class Agent:
         )
         record["versions"] = {"pack": self.pack.version, "heads": self.readers.versions}
         turn = Turn(conv, msg, seq, state_of(conv), record, clock)
+        sitecontext.note(record, turn.state)  # the page shared with consent, as a hypothesis
         turn.history = received.history
         return turn
 
@@ -209,6 +218,7 @@ class Agent:
                 self.pack, turn.state, scope, intent_read, sentiment, turn.seq, move_scores
             )
             decision = await self._answer_first(turn, decision, move_scores)
+        sitecontext.shape(self.pack, turn.record, turn.state, decision)
         self._record_decision(turn, decision)
         if flow and flow.acted:
             acted = flow.acted
