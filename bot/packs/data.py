@@ -49,14 +49,8 @@ SOURCE = _obj(
     },
     ["name", "kind", "url_env"],
 )
-JOIN = _obj(
-    {
-        "table": _name,
-        "on": {"type": "object", "propertyNames": _name, "additionalProperties": _name,
-               "minProperties": 1, "maxProperties": 1},
-    },
-    ["table", "on"],
-)  # fmt: skip
+# A join names this table's column and the parent's it equals (not YAML's ``on``: a boolean).
+JOIN = _obj({"table": _name, "column": _name, "parent_column": _name}, ["table", "column"])
 TABLE = _obj(
     {
         "name": _name,
@@ -154,7 +148,9 @@ def data_spec(data: dict[str, Any]) -> DataSpec:
         tables[raw["name"]] = TableSpec(
             **raw,
             policy=Policy(found.group(1), found.group(2)) if found else None,
-            join=Join(join["table"], *next(iter(join["on"].items()))) if join else None,
+            join=Join(join["table"], join["column"], join.get("parent_column", join["column"]))
+            if join
+            else None,
         )
     return DataSpec(sources, tables)
 
@@ -221,8 +217,8 @@ def _check_policy(
         return [error((*where, "join", "table"), f"{table.join.table!r} must be {why}")]
     out = []
     if table.join.column not in table.columns:
-        out.append(error((*where, "join", "on"), f"unknown column {table.join.column!r}"))
+        out.append(error((*where, "join", "column"), f"unknown column {table.join.column!r}"))
     if table.join.parent_column not in parent.columns:
         why = f"{table.join.parent_column!r} is not a column of {parent.name!r}"
-        out.append(error((*where, "join", "on"), why))
+        out.append(error((*where, "join", "parent_column"), why))
     return out

@@ -344,6 +344,8 @@ class Agent:
             publish=lambda event: self.events.publish(conv_id, event),  # tool progress, live
             search_steps=pre.steps_for_turn,  # pre-flight's reasoning level, when routing
             verified_user_id=turn.conversation.verified_user_id,
+            values={slot: v["value"] for slot, v in turn.state["values"].items()},
+            intent=decision.intent or _acted_intent(turn.record),
         )
         for read in acted.reads:
             if read["head"] == answerable.HEAD and acted.query is not None:
@@ -616,6 +618,12 @@ def _record_acted(record: TurnRecord, acted: Acted) -> None:
     record["reply"] = acted.reply
     if record["reply"]["text"] is None:
         record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")
+
+
+def _acted_intent(record: TurnRecord) -> str | None:
+    """The intent the heads read past its gate this turn, if any."""
+    read = next((r for r in record["reads"] if r["head"] == "intent"), None)
+    return read["answer"] if read is not None and read["outcome"] == "act" else None
 
 
 def _client_id(conversation_id: str, inbox_key: str | None) -> str | None:
