@@ -40,7 +40,7 @@ _KEY = re.compile(r"[^a-z0-9_-]+")
 
 class DataAccess:
     """The pack's tables and the sources that hold them; a source whose ``url_env`` is unset is
-    not configured, and its tables are not read (said once at start)."""
+    not configured, and its tables are not read (a debug line at start: `gatebot -vv run`)."""
 
     def __init__(self, spec: DataSpec, sources: dict[str, DataSource]) -> None:
         self.spec, self.sources = spec, sources
@@ -58,7 +58,7 @@ class DataAccess:
         for name, source in spec.sources.items():
             url = environ.get(source.url_env, "")
             if not url:
-                log.warning("data source %s is not configured (%s unset)", name, source.url_env)
+                log.debug("data source %s is not configured (%s unset)", name, source.url_env)
                 continue
             if source.kind not in kinds:
                 raise ConfigError(
