@@ -33,6 +33,7 @@ from bot.store import (
     TurnLabel,
 )
 from bot.store.runner import StoreRunner
+from bot.store.turnlock import TurnLocks
 
 T = TypeVar("T")
 #: An aiohttp handler (``async (request) -> response``), kept loose so ``bot`` needs no aiohttp.
@@ -53,6 +54,8 @@ class Answer(Protocol):
 
 
 class Agent(Protocol):
+    locks: TurnLocks  # one turn of a conversation at a time (and a consent recorded between)
+
     async def handle(
         self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
     ) -> Answer: ...
@@ -180,7 +183,10 @@ class ChannelHost:
             said = site_context.greeting(self.pack, site, conv.language)
             return {"consent": site["consent"], "hypothesis": site["hypothesis"], "greeting": said}
 
-        return await self._db.call(save)
+        # Under the turn lock: a turn writes the whole state back, and would drop a consent
+        # recorded while it ran.
+        async with self._agent.locks.hold(conversation_id):
+            return await self._db.call(save)
 
     # -- conversations -------------------------------------------------------------------------
 
