@@ -11,9 +11,11 @@ from typing import Any
 from bot.admission import TurnAdmission
 from bot.channelretry import ChannelRetries
 from bot.config import Settings
+from bot.data import DataAccess
 from bot.errors import ChannelUnavailable, ConfigError, GatebotError
 from bot.eventfanout import event_bus
 from bot.extend.channel import ChannelAdapter
+from bot.extend.datasource import DataSource
 from bot.extend.email import EmailTransport, NoEmail
 from bot.extend.host import ChannelHost, Handler, Route
 from bot.extend.provider import ModelProvider
@@ -45,6 +47,7 @@ class Registry:
         self.retrievers: list[Callable[[App], Retriever]] = []
         self.email: dict[str, Callable[[Settings], EmailTransport]] = {}
         self.recorders: list[Recorder] = []
+        self.data_sources: dict[str, Callable[..., DataSource]] = {}
         hook = plugins.hook
         hook.register_channels(register=self.channels.append)
         hook.register_model_providers(register=self._provider)
@@ -52,6 +55,7 @@ class Registry:
         hook.register_retrievers(register=self.retrievers.append)
         hook.register_email_transports(register=self._email)
         hook.register_recorders(register=self.recorders.append)
+        hook.register_data_sources(register=self.data_sources.__setitem__)
 
     def routes(self, plugins: PluginManager, host: ChannelHost) -> list[Route]:
         """The HTTP routes plugins give (``register_routes``); the web channel serves them."""
@@ -104,6 +108,8 @@ class App:
         )
         email = self.registry.email.get(settings.email or "")
         self.email = email(settings) if email else NoEmail()
+        # Governed data (data.yaml): its sources, and a read-only tool per table (bot.data).
+        self.data = DataAccess.build(self.pack.data, self.registry.data_sources)
         self.tools = self._build_tools()
         self.recorders = [*self._builtin_recorders(), *self.registry.recorders, *(recorders or [])]
         self.helpdesks = HelpDesks(
@@ -118,6 +124,7 @@ class App:
         )
         with timed("agent (heads)"):
             self.agent = self._build_agent()
+        self.agent.actor.data = self.data
         # Flows name tools; only now are they known. A flow naming a missing one is disabled.
         self.agent.flows.db = self.db  # the flows' writes share the turn's database threads
         self.agent.flows.bind_tools(self.tools, self.tool_runner)
@@ -188,6 +195,8 @@ class App:
                     registry.add(tool)
                 except GatebotError as exc:
                     raise ConfigError(str(exc)) from exc
+        for tool in self.data.tools() if self.data else []:
+            registry.add(tool)  # data.TABLE: a flow or a model may read a declared table too
         return registry
 
     def tool_runner(self, conversation_id: str | None = None) -> ToolRunner:
@@ -316,6 +325,8 @@ class App:
         await self.provider.aclose()
         await self.agent.flows.aclose()
         await self.turn_locks.aclose()
+        if self.data is not None:
+            await self.data.close()
         self.db.close()
         self.store.close()
 

@@ -139,3 +139,15 @@ def shutdown(app: Any) -> Any:
     Fires once when the app stops, after channels stopped. Returns ``None`` or an awaitable,
     which the host awaits.
     """
+
+
+@hookspec
+def register_data_sources(register: Callable[[str, Any], None]) -> None:
+    """Give data-source kinds for governed data (a pack's ``data.yaml``).
+
+    Fires once when the app is built. Call ``register(kind, factory)`` where
+    ``factory(spec, url)`` returns a :class:`bot.extend.datasource.DataSource` for one declared
+    source of that kind (``spec``: its :class:`bot.packs.data.DataSourceSpec`; ``url``: the value
+    of its ``url_env`` variable). The runtime builds every read from the declaration and applies
+    the row and field policy; a source only runs what it is given. Returns nothing.
+    """

@@ -19,6 +19,7 @@ from bot import hookspecs
 from bot.app import App
 from bot.config import Settings
 from bot.errors import ConfigError, PackError, PackErrors
+from bot.extend.datasource import DataSource, Query, Rows
 from bot.extend.email import EmailTransport
 from bot.extend.recorder import MemoryRecorder, Recorder
 from bot.extend.retriever import Fact, Retriever
@@ -52,6 +53,7 @@ def test_every_hook_is_documented() -> None:
         "register_retrievers",
         "register_email_transports",
         "register_recorders",
+        "register_data_sources",
         "register_commands",
         "check_pack",
         "startup",
@@ -152,6 +154,13 @@ class OutboxEmail(EmailTransport):
         return "id-1"
 
 
+class FakeSource(DataSource):
+    kind = "fake"
+
+    async def read(self, query: Query) -> Rows:
+        return Rows([], "", [])
+
+
 class EverythingPlugin:
     """One test plugin implementing every hook, the way a third party would."""
 
@@ -174,6 +183,10 @@ class EverythingPlugin:
     @hookimpl
     def register_recorders(self, register: Callable[[Recorder], None]) -> None:
         register(self.recorder)
+
+    @hookimpl
+    def register_data_sources(self, register: Callable[[str, Any], None]) -> None:
+        register("fake", FakeSource)
 
     @hookimpl
     def register_commands(self, cli: click.Group) -> None:
@@ -215,6 +228,7 @@ async def test_every_hook_reaches_the_app(settings: Settings) -> None:
     assert app.tools.get("echo") is not None
     assert isinstance(app.retriever, FixedRetriever)
     assert isinstance(app.email, OutboxEmail)
+    assert app.registry.data_sources["fake"] is FakeSource
     await app.start(channels=False)
     conv = app.store.create_conversation("web")[0]
     result = await app.agent.handle(conv, "where is my data stored", "1")

@@ -19,6 +19,7 @@ from bot.lease import Lease, connection_lease
 from bot.leasekeeper import LeasedConnection
 from bot.metrics import Metrics
 from bot.outcomes import labels
+from bot.packs import context as site_context
 from bot.packs.model import Pack
 from bot.store import (
     Conversation,
@@ -32,6 +33,7 @@ from bot.store import (
     TurnLabel,
 )
 from bot.store.runner import StoreRunner
+from bot.store.turnlock import TurnLocks
 
 T = TypeVar("T")
 #: An aiohttp handler (``async (request) -> response``), kept loose so ``bot`` needs no aiohttp.
@@ -52,6 +54,8 @@ class Answer(Protocol):
 
 
 class Agent(Protocol):
+    locks: TurnLocks  # one turn of a conversation at a time (and a consent recorded between)
+
     async def handle(
         self, conv: Conversation, text: str, external_id: str | None, inbox_key: str | None = None
     ) -> Answer: ...
@@ -166,6 +170,27 @@ class ChannelHost:
     async def check_database(self) -> None:
         """Raise when the database cannot be reached in time (the health check)."""
         await self._db.call(self._store.ping)
+
+    async def share_site_context(
+        self, conversation_id: str, source: str, page: dict[str, str] | None
+    ) -> dict[str, Any]:
+        """Record the visitor's consent (``source``: who collected it) and, when given, the page
+        (``page`` None: consent refused, nothing about the page kept). Returns the consent, the
+        pack's hypothesis for the page and the greeting it shapes (bot.turn.sitecontext)."""
+
+        def save() -> dict[str, Any]:
+            conv = self._store.get_conversation(conversation_id)
+            if conv is None:
+                raise LookupError(conversation_id)
+            site = site_context.consented(self.pack, source, page)
+            self._store.update_conversation(conversation_id, state={**conv.state, "site": site})
+            said = site_context.greeting(self.pack, site, conv.language)
+            return {"consent": site["consent"], "hypothesis": site["hypothesis"], "greeting": said}
+
+        # Under the turn lock: a turn writes the whole state back, and would drop a consent
+        # recorded while it ran.
+        async with self._agent.locks.hold(conversation_id):
+            return await self._db.call(save)
 
     async def open_thread_conversation(
         self, channel: str, external_id: str, user_id: str | None = None

@@ -45,6 +45,11 @@ class ToolEvent(TypedDict):
 #: result (``{"arguments", "result"}``) in the turn record, for replay; never sent live.
 RECORDED_CALL = "call"
 
+#: A result's entry the runner moves out of the result into its ``finished`` (or, raised on a
+#: ToolError's ``audit``, ``failed``) event as ``detail.query``: what a governed read ran, with
+#: its parameters' names and row count (bot.data). Kept even for a tool that is not ``recorded``.
+AUDIT = "_audit"
+
 #: The trusted context entry with the conversation's verified identity; only core code sets it
 #: (:func:`identity_context`), from ``conversations.verified_user_id``, never from a message.
 IDENTITY = "identity"
@@ -216,8 +221,8 @@ class ToolRunner:
             if sink is not outcome.events:
                 outcome.events.append(entry)
             if self.publish:
-                # A call's arguments and result stay in the record; the live event names the step.
-                shown = {k: v for k, v in detail.items() if k != RECORDED_CALL}
+                # Arguments, results and a governed read's statement stay in the record only.
+                shown = {k: v for k, v in detail.items() if k not in (RECORDED_CALL, "query")}
                 self.publish({"type": "tool", "tool": name, "event": event, "detail": shown})
 
         emit("requested", arguments=sorted(arguments) if isinstance(arguments, dict) else None)
@@ -270,7 +275,10 @@ class ToolRunner:
         except TimeoutError:
             return self._failed(outcome, emit, f"timed out after {tool.timeout_s:g} s", kept)
         except ToolError as exc:
-            return self._failed(outcome, emit, str(exc), kept)
+            query = getattr(exc, "audit", None)
+            return self._failed(
+                outcome, emit, str(exc), {**kept, **({"query": query} if query else {})}
+            )
         if not isinstance(result, dict):
             return self._failed(outcome, emit, "the tool returned no JSON object", kept)
         if tool.result_schema is not None:
@@ -278,10 +286,13 @@ class ToolRunner:
             if wrong is not None:
                 why = f"result does not match schema: {wrong.message}"
                 return self._failed(outcome, emit, why, kept)
+        query = result.pop(AUDIT, None)
         outcome.status, outcome.result = "ok", result
         grant_ownership(context, result)
         if kept:
             kept[RECORDED_CALL]["result"] = result
+        if query is not None:
+            kept["query"] = query
         emit("finished", status="ok", note=str(result.get("note", ""))[:200], **kept)
         return outcome
 

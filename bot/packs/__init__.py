@@ -15,7 +15,7 @@ import jsonschema
 from bot.errors import PackError, PackErrors
 from bot.flows.load import cross_check, load_flows
 from bot.heads import content_version
-from bot.packs import schema
+from bot.packs import context, data, schema
 from bot.packs.model import (
     DEFAULT_GATES,
     Document,
@@ -205,6 +205,8 @@ def _build(root: Path, files: dict[str, _Loaded], documents: list[Document]) -> 
         helpdesks=[HelpDesk(**h) for h in _data(files, "helpdesks.yaml").get("helpdesks", [])],
         preflight=meta.get("preflight", {}),
         offers=meta.get("offers", []),
+        context=context.page_hints(_data(files, "context.yaml")),
+        data=data.data_spec(_data(files, "data.yaml")) if "data.yaml" in files else None,
     )
 
 
@@ -248,6 +250,10 @@ def _cross_check(pack: Pack, files: dict[str, _Loaded], errors: list[PackError])
     _check_outcomes_and_slots(pack, play, intent_names, slots, errors)
     _check_templates(pack, play, errors)
     _check_keys_and_desks(pack, files, errors)
+    if "context.yaml" in files:
+        errors.extend(context.check(pack, files["context.yaml"].error))
+    if "data.yaml" in files:
+        errors.extend(data.check(pack, files["data.yaml"].data, files["data.yaml"].error))
 
 
 def _check_intents(
@@ -321,6 +327,7 @@ def _check_templates(pack: Pack, play: _Loaded, errors: list[PackError]) -> None
                     left="",
                     code="",
                     minutes="",
+                    product="",
                 )
             except (KeyError, IndexError, ValueError) as exc:
                 errors.append(play.error(("templates", lang, name), f"bad placeholder {exc}"))

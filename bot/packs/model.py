@@ -149,6 +149,10 @@ class Pack:
     flows: dict[str, Any] = field(default_factory=dict)
     roles: dict[str, Any] = field(default_factory=dict)
     mods: dict[str, Any] = field(default_factory=dict)
+    #: ``context.yaml``'s page hints (bot.packs.context.PageHint), in order; first match wins.
+    context: list[Any] = field(default_factory=list)
+    #: ``data.yaml``'s sources and tables (bot.packs.data.DataSpec), or None without the file.
+    data: Any = None
 
     def template(self, name: str, language: str | None = None, **values: str) -> str:
         """A template in the conversation's language, else the pack's; values filled in."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.packs import context, data
+
 MOVES = [
     "acknowledge",
     "answer",
@@ -277,4 +279,6 @@ FILES: dict[str, tuple[dict[str, Any], bool]] = {
     "gates.yaml": (GATES_FILE, False),
     "faq.yaml": (FAQ, False),
     "helpdesks.yaml": (HELPDESKS, False),
+    "context.yaml": (context.SCHEMA, False),
+    "data.yaml": (data.SCHEMA, False),
 }

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import search_steps_from_env
+from bot.data import DataAccess, read_for_answer
 from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.retriever import Fact, Retriever
 from bot.extend.tool import ToolEvent, ToolRunner, identity_context
@@ -94,6 +95,8 @@ class Actor:
         self.vectors = vectors or MessageVectors(None)
         #: Tool rounds a model may take per answer (GATEBOT_SEARCH_STEPS, default 4).
         self.search_steps = search_steps_from_env() if search_steps is None else search_steps
+        #: Governed data (bot.data), set by the app when the pack has a data.yaml.
+        self.data: DataAccess | None = None
 
     def template(self, name: str, language: str, **values: str) -> str:
         if name not in self.pack.templates.get(language, self.pack.templates[self.pack.language]):
@@ -112,10 +115,14 @@ class Actor:
         publish: Publish | None = None,
         search_steps: int | None = None,
         verified_user_id: str | None = None,
+        values: dict[str, Any] | None = None,
+        intent: str | None = None,
     ) -> Acted:
         """The move's replies. ``publish`` streams tool events live (the conversation's events);
         ``search_steps`` overrides the step limit for this turn; ``verified_user_id`` is the
-        conversation's verified identity, the only source of the tools' ``identity`` entry."""
+        conversation's verified identity, the only source of the tools' ``identity`` entry;
+        ``values`` the conversation's verified values and ``intent`` the one the answer serves
+        (a governed read's row policy and its tables, bot.data)."""
         move = decision.move
         if move == "ask" and decision.slot:
             slot = self.pack.slot(decision.slot)
@@ -144,10 +151,10 @@ class Actor:
         if move == "answer" and not decision.template:
             steps = self.search_steps if search_steps is None else search_steps
             question = decision.question or text
-            who = identity_context(verified_user_id)
+            who = {**identity_context(verified_user_id), "values": values or {}, "intent": intent}
             return await self._answer(question, history, language, publish, steps, who)
         name = decision.template or move
-        return Acted([text_reply(self.template(name, language))])
+        return Acted([text_reply(self.template(name, language, product=decision.product or ""))])
 
     def _describe(self, intent_name: str) -> str:
         intent = self.pack.intent(intent_name)
@@ -180,14 +187,20 @@ class Actor:
         context: dict[str, Any] | None = None,
     ) -> Acted:
         registry, ledger = knowledge_tools(self.retriever, self.vectors)
+        for tool in self.data.tools(ledger.add) if self.data else []:
+            registry.add(tool)
         runner = ToolRunner(registry, publish)
         acted = Acted([], query=text)
+        context = context or {}
+        # Rows the policy allows answer first: they are this customer's own, not the help pages.
+        await read_for_answer(self.data, context.get("intent"), context, runner, acted.tools)
+        has_rows = bool(ledger)
         threshold = self.pack.gates[answerable.GATE]
         vector = await self.vectors.get(text[:500]) if self.retriever.takes_vector else None
         checked = await answerable.check(self.retriever, text[:500], threshold, vector=vector)
         if checked is not None:
             acted.reads.append(checked.read)
-            if not checked.answers:
+            if not checked.answers and not has_rows:
                 return self._not_in_knowledge(acted, text, language)
             # The fact the check vouched for comes first: it is the one an answer is worded from.
             ledger.add(checked.facts[:1])
@@ -206,7 +219,7 @@ class Actor:
             system,
             self.pack.excluded_names,
             history=history,
-            tools=ToolLoop(runner, steps, context or {}) if tooled else None,
+            tools=ToolLoop(runner, steps, context) if tooled else None,
             grounded=True,
             allow=replygate.allowances(self.pack),
         )

@@ -28,7 +28,15 @@ from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
 from bot.store.turnlock import ConversationBusy, TurnLocks
 from bot.text import asks_to_know, is_question
-from bot.turn import answerable, followup_query, followups, gates, valuereader, waiting
+from bot.turn import (
+    answerable,
+    followup_query,
+    followups,
+    gates,
+    sitecontext,
+    valuereader,
+    waiting,
+)
 from bot.turn.act import Acted, Actor
 from bot.turn.decide import (
     HANDOFF_ACCEPTED,
@@ -178,6 +186,7 @@ class Agent:
         )
         record["versions"] = {"pack": self.pack.version, "heads": self.readers.versions}
         turn = Turn(conv, msg, seq, state_of(conv), record, clock)
+        sitecontext.note(record, turn.state)  # the page shared with consent, as a hypothesis
         turn.history = received.history
         return turn
 
@@ -209,6 +218,7 @@ class Agent:
                 self.pack, turn.state, scope, intent_read, sentiment, turn.seq, move_scores
             )
             decision = await self._answer_first(turn, decision, move_scores)
+        sitecontext.shape(self.pack, turn.record, turn.state, decision)
         self._record_decision(turn, decision)
         if flow and flow.acted:
             acted = flow.acted
@@ -334,6 +344,8 @@ class Agent:
             publish=lambda event: self.events.publish(conv_id, event),  # tool progress, live
             search_steps=pre.steps_for_turn,  # pre-flight's reasoning level, when routing
             verified_user_id=turn.conversation.verified_user_id,
+            values={slot: v["value"] for slot, v in turn.state["values"].items()},
+            intent=decision.intent or _acted_intent(turn.record),
         )
         for read in acted.reads:
             if read["head"] == answerable.HEAD and acted.query is not None:
@@ -606,6 +618,12 @@ def _record_acted(record: TurnRecord, acted: Acted) -> None:
     record["reply"] = acted.reply
     if record["reply"]["text"] is None:
         record["reply"]["text"] = "\n".join(r["text"] for r in acted.replies if r["type"] == "text")
+
+
+def _acted_intent(record: TurnRecord) -> str | None:
+    """The intent the heads read past its gate this turn, if any."""
+    read = next((r for r in record["reads"] if r["head"] == "intent"), None)
+    return read["answer"] if read is not None and read["outcome"] == "act" else None
 
 
 def _client_id(conversation_id: str, inbox_key: str | None) -> str | None:

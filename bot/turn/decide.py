@@ -42,6 +42,7 @@ class Decision:
     intent: str | None = None  # for ask: the intent waiting on the slot
     question: str | None = None  # for answer: the question asked before its slots were known
     template: str | None = None
+    product: str | None = None  # the product a template names (a site-context greeting)
     read: Read | None = None  # the move head's reading, for the turn record
     #: The customer asked for an outcome themselves after saying no: selling may resume.
     resumes: bool = False

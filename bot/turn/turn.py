@@ -60,6 +60,7 @@ class ConversationState(TypedDict, total=False):
     escalation_menu: list[dict[str, str]]  # the menu's desks and labels, for the click (waiting)
     email_codes: dict[str, dict[str, Any]]  # one-time codes by email (bot.flows.steps.emailcode)
     email_code_sends: list[float]  # when this conversation's codes were sent (their cap)
+    site: "SiteContext"  # the page the visitor shared, with consent (bot.turn.sitecontext)
 
 
 def state_of(conv: Conversation) -> ConversationState:
@@ -80,11 +81,34 @@ class UserPart(TypedDict):
     verified: bool
 
 
+class SiteConsent(TypedDict):
+    """Whether the visitor consented to share the page, who collected it (``visitor``: the
+    widget asked; ``site``: the host site did) and when (ISO 8601, UTC)."""
+
+    given: bool
+    source: str
+    at: str
+
+
+class SiteContext(TypedDict):
+    """The shared page and what the pack's ``context.yaml`` makes of it: a hypothesis only."""
+
+    consent: SiteConsent
+    page: dict[str, str] | None  # url, title, referrer; null when consent was refused
+    hypothesis: dict[str, Any] | None  # match, product, product_name, intent
+
+
+class ContextPart(SiteContext):
+    #: What the hypothesis shaped this turn ("clarify options: pricing first"), or null.
+    shaped: str | None
+
+
 class MessagePart(TypedDict):
     text: str
     channel: str
     external_id: str | None
     user: UserPart
+    context: NotRequired[ContextPart]  # only when the conversation has a consent on record
 
 
 class PreflightPart(TypedDict):

@@ -18,6 +18,7 @@ from aiohttp.web_protocol import RequestPayloadError
 
 from bot import safejson
 from bot.identity import verify
+from bot.packs.context import SOURCES, page_fields
 from gatebot_web.errors import ApiError
 
 #: What an id in a path may hold: conversation ids and tokens are hex or URL-safe base64.
@@ -128,3 +129,19 @@ def text(body: dict[str, Any], field: str = "text") -> str:
     if not isinstance(value, str) or not value.strip():
         raise ApiError(400, "bad_request", f"{field} is required and must be a non-empty string")
     return value
+
+
+def site_context(body: dict[str, Any]) -> tuple[str, dict[str, str] | None]:
+    """``{"consent": "visitor" | "site" | "declined", "url", "title", "referrer"}``: who consented
+    (or that the visitor refused, then no page is taken) and the page. A 400 names what is wrong."""
+    consent = body.get("consent")
+    if consent == "declined":
+        if any(body.get(k) for k in ("url", "title", "referrer")):
+            raise ApiError(400, "bad_context", "a refused consent sends no page")
+        return "visitor", None
+    if consent not in SOURCES:
+        raise ApiError(400, "bad_context", "consent must be 'visitor', 'site' or 'declined'")
+    try:
+        return str(consent), page_fields(body)
+    except ValueError as exc:
+        raise ApiError(400, "bad_context", str(exc)) from None

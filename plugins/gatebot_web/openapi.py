@@ -71,6 +71,27 @@ def _bodies() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     return message, action, fork
 
 
+def _context_path() -> dict[str, Any]:
+    """The widget's site context: the visitor's consent, and the page when given."""
+    return {
+        "post": {
+            "summary": "The visitor's consent to share the page, and the page",
+            "parameters": [_id()],
+            "security": _BEARER,
+            "requestBody": _body(
+                {
+                    "consent": {"enum": ["visitor", "site", "declined"]},
+                    "url": {"type": "string"},
+                    "title": {"type": "string"},
+                    "referrer": {"type": "string"},
+                },
+                ["consent"],
+            ),
+            "responses": _answers(200, 400, 401, 404),
+        }
+    }
+
+
 def document() -> dict[str, Any]:
     """The OpenAPI document of the widget and staff REST API."""
     message, action, fork = _bodies()
@@ -107,6 +128,7 @@ def document() -> dict[str, Any]:
                 "responses": _answers(200, 400, 401, 404, 413, 429),
             }
         },
+        "/api/conversations/{id}/context": _context_path(),
         "/api/staff/flows": {"get": _staff("List flows")},
         "/api/staff/flows/{name}": {"get": _staff("One flow", [_id("name")])},
         "/api/staff/runs": {"get": _staff("Flow runs")},

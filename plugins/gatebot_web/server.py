@@ -151,6 +151,14 @@ async def post_message(request: web.Request) -> web.Response:
     )
 
 
+async def share_context(request: web.Request) -> web.Response:
+    """The visitor's consent to share the page, and the page when given (bot.turn.sitecontext)."""
+    gb = _host(request)
+    conv = await _conversation(request, _bearer(request))
+    source, page = inputs.site_context(await _json_body(request))
+    return web.json_response(await gb.share_site_context(conv.id, source, page))
+
+
 async def get_conversation(request: web.Request) -> web.Response:
     gb = _host(request)
     conv = await _conversation(request, _bearer(request))
@@ -301,6 +309,7 @@ def build_web_app(host: ChannelHost | HasHost) -> web.Application:
     app.router.add_post("/api/conversations", create_conversation)
     app.router.add_post("/api/conversations/{id}/messages", post_message)
     app.router.add_get("/api/conversations/{id}", get_conversation)
+    app.router.add_post("/api/conversations/{id}/context", share_context)
     app.router.add_get("/api/conversations/{id}/events", events)
     add_staff_routes(app, gb, _bearer, _json_body)
     add_inspector_routes(app, gb, guard)

@@ -43,6 +43,9 @@
   var STORE_KEY = "gatebot:conversation:" + API + (USER_ID ? ":" + USER_ID : "");
   var OPEN_KEY = "gatebot:open:" + API;
   var TITLE = (script && script.getAttribute("data-title")) || "Chat with us";
+  // Site context (README: Site context): "consent" asks the visitor before the page is shared,
+  // "granted" means the host site collected that consent itself; absent, nothing is ever sent.
+  var CONTEXT = ((script && script.getAttribute("data-context")) || "").toLowerCase();
 
   function findOwnScript() {
     var scripts = document.getElementsByTagName("script");
@@ -734,6 +737,7 @@
         saveConversation(conv);
         historyLoaded = true; // new: nothing earlier to load
         connect();
+        siteContext(conv);
         return conv;
       })();
       creating.then(function () { creating = null; }, function () { creating = null; });
@@ -891,6 +895,47 @@
         flushBuffered();
       }
     }
+  }
+
+  // -- site context, only with consent ----------------------------------------------------------
+
+  /** The page as shared: no query string or fragment (they may hold a visitor's data). */
+  function pageOf(href) {
+    try { var u = new URL(href); return u.origin + u.pathname; } catch (e) { return ""; }
+  }
+
+  async function shareContext(c, consent) {
+    var body = consent === "declined" ? { consent: consent } : {
+      consent: consent, url: pageOf(location.href), title: String(document.title || "").slice(0, 300),
+      referrer: pageOf(document.referrer || ""),
+    };
+    var r = await request("POST", conversationPath(c) + "/context", body, c.token);
+    if (r.ok && r.data && typeof r.data.greeting === "string" && consent !== "declined") {
+      addMessage("agent", r.data.greeting).setAttribute("data-gatebot-greeting", "");
+    }
+  }
+
+  /** A new conversation: share the page at once when the site collected consent, ask the
+   *  visitor when it asks us to, and otherwise send nothing. */
+  function siteContext(c) {
+    if (CONTEXT === "granted") { shareContext(c, "site").catch(function () {}); return; }
+    if (CONTEXT !== "consent" || !ui) return;
+    var node = el("div", { class: "msg card", "data-gatebot": "consent", "data-role": "agent" });
+    node.appendChild(el("span", { class: "card-body" },
+      "May the assistant see which page of this site you are on? It helps it answer about what you are looking at."));
+    var yes = el("button", { type: "button", class: "card-action", "data-gatebot": "consent-yes" }, "Share this page");
+    var no = el("button", { type: "button", class: "card-action", "data-gatebot": "consent-no" }, "No thanks");
+    function answer(consent) {
+      if (yes.disabled) return;
+      yes.disabled = no.disabled = true;
+      node.remove();
+      refreshEmpty();
+      shareContext(c, consent).catch(function () {});
+    }
+    yes.addEventListener("click", function () { answer("visitor"); });
+    no.addEventListener("click", function () { answer("declined"); });
+    node.append(yes, " ", no);
+    append(node);
   }
 
   // -- the public API ----------------------------------------------------------------------------
