@@ -108,8 +108,9 @@ class Agent:
         self.flows = FlowEngine(pack, store, provider, retriever)
         self.preflight_stage = Preflight(pack, provider, self.readers, preflight, retriever)
         self.scope_check = ScopeCheck(pack, self.readers, retriever=retriever)
-        # The flows' examples beside every intent's, on the heads' embedding: which is nearest.
-        self.flow_examples = ExampleIndex(pack, self.readers.batcher)
+        # The flows' examples beside every intent's, on the heads' embedding: which is nearest
+        # (and, for a message in another language, in the retriever's cross-language space).
+        self.flow_examples = ExampleIndex(pack, self.readers.batcher, retriever)
         #: Turns of one conversation one at a time, in this process and across processes.
         self.locks = locks or TurnLocks()
 
