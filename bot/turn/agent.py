@@ -470,9 +470,11 @@ class Agent:
 
     def _language(self, turn: Turn) -> str:
         pack = self.pack
-        return reply_language(
-            turn.text, turn.conversation.language, pack.language, [*pack.templates]
-        )
+        # A flow under way speaks its own language (bot.flows.engine): its questions' wrappers
+        # and read-backs follow it, even after a bare email or "yes".
+        flow = turn.state.get("flow") or {}
+        current = flow.get("language") or turn.conversation.language
+        return reply_language(turn.text, current, pack.language, [*pack.templates])
 
     async def _read_heads(self, text: str, state: ConversationState) -> tuple[Read, Read]:
         options = state.pop("clarify_options", None)
