@@ -14,7 +14,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from bot.flows.steps import emailcode
-from tests.test_flows_api import READ_BACK, Chat, text_of
+from tests.test_flows_api import Chat, text_of
 from tests.test_ownership import Inbox, client, inbox, running, start, steps
 
 __all__ = ["client", "inbox", "running"]  # the fixtures, shared with the refund tests
@@ -109,7 +109,11 @@ async def test_a_french_conversation_gets_the_code_in_french(
     wrong = await chat.say(f"{(int(code) + 1) % 1_000_000:06d}")
     assert "Ce code n'est pas le bon" in text_of(wrong) and "(2 essais restants)" in text_of(wrong)
     right = await chat.say(code)
-    assert text_of(right) == READ_BACK  # the flow's own template: the read-back comes next
+    # The flow's own template, in the conversation's French: the read-back comes next.
+    assert text_of(right) == (
+        "Pour confirmer : je rembourse la commande 1042 (montant : $42.00, moyen : store credit)."
+        " Je continue ?"
+    )
     assert right["turn"]["flow"]["step"] == "refund"
 
 

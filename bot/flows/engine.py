@@ -26,8 +26,10 @@ from bot.flows.schedule import schedule, skip_untaken
 from bot.flows.state import holds
 from bot.flows.steps import ask, llm_call, repeat, reply, router, tool
 from bot.flows.steps.base import StepHost, StepTurn
+from bot.flows.texts import in_language
 from bot.flows.trigger import Nearest, Signals, signals, starts
 from bot.packs import Pack
+from bot.preflight.language import reply_language
 from bot.store import Store
 from bot.store.runner import StoreRunner
 from bot.turn import gates
@@ -137,6 +139,7 @@ class FlowEngine(StepHost):
         if flow_ is None:  # the pack changed under a running flow: end it honestly
             state.pop("flow", None)
             return None
+        progress["language"] = self._language(turn, progress)
         t = StepTurn(flow_, progress, turn)
         decision = await self._walk(t)
         part: dict[str, Any] = {
@@ -157,6 +160,14 @@ class FlowEngine(StepHost):
         elif decision.move in ("ask", "confirm") and not t.replies:
             acted = None  # a question for a slot or a value check: the Actor words it
         return FlowTurn(decision, acted, record["flow"])
+
+    def _language(self, turn: Turn, progress: dict[str, Any]) -> str:
+        """The language the run speaks: this message's when it is surely one the pack has
+        templates for, else the run's so far (a bare email or "yes" keeps it), else the
+        conversation's."""
+        pack = self.pack
+        current = progress.get("language") or turn.conversation.language
+        return reply_language(turn.text, current, pack.language, [*pack.templates])
 
     async def _progress(
         self, turn: Turn, intent_read: Read, near: Nearest | None
@@ -285,6 +296,7 @@ class FlowEngine(StepHost):
         )
 
     async def _run_step(self, t: StepTurn, step: Step) -> StepResult:
+        step = in_language(step, t.progress.get("language", self.pack.language))
         if step.optional and not self._optional_taken(t, step):
             return StepResult(output={"status": "not_taken"}, note={"optional": "not taken"})
         if step.type == "ask":

@@ -34,6 +34,7 @@ from bot.flows.model import (
     Variant,
 )
 from bot.flows.schedule import CycleError, loop_body, schedule, topo_order
+from bot.flows.texts import TEXT_SCHEMA, declared, first_text
 from bot.yamlines import YamlSyntaxError, line_for, load_with_lines
 
 EXPORT_FORMAT = "gatebot-flow"
@@ -73,7 +74,7 @@ STEP_SCHEMA = _obj(
         "type": {"enum": list(STEP_TYPES)},
         "prevStepIds": {"type": "array", "items": _id},
         "prompt": _str,
-        "template": _str,
+        "template": TEXT_SCHEMA,
         "tools": _strs,
         "role": _str,
         "mods": _strs,
@@ -105,12 +106,12 @@ STEP_SCHEMA = _obj(
         "default": _str,
         "variants": {
             "type": "array",
-            "items": _obj({"when": _CONDITION, "template": _str}, ["when", "template"]),
+            "items": _obj({"when": _CONDITION, "template": TEXT_SCHEMA}, ["when", "template"]),
         },
         "output": _id,
         "items": {"type": "object", "minProperties": 1, "additionalProperties": _strs},
         "records": _obj({"start": _str, "result": _str}, []),
-        "question": _str,
+        "question": TEXT_SCHEMA,
         # A reply that closes a lead a person follows up (bot.turn.decide.LEADS).
         "lead": {"enum": ["demo", "engineer"]},
     },
@@ -198,7 +199,7 @@ def _step(raw: dict[str, Any]) -> Step:
         role=raw["role"],
         prev=list(raw.get("prevStepIds", [])),
         prompt=raw.get("prompt", ""),
-        template=raw.get("template", ""),
+        template=first_text(raw.get("template", "")),
         tools=list(raw.get("tools", [])),
         mods=list(raw.get("mods", [])),
         contract=Contract(**contract) if contract is not None else None,
@@ -214,12 +215,16 @@ def _step(raw: dict[str, Any]) -> Step:
         corrections=int(raw.get("corrections", DEFAULT_CORRECTIONS)),
         routes=[Route(r["to"], _condition(r["when"])) for r in raw.get("routes", [])],
         default=raw.get("default"),
-        variants=[Variant(v["template"], _condition(v["when"])) for v in raw.get("variants", [])],
+        variants=[
+            Variant(first_text(v["template"]), _condition(v["when"]))
+            for v in raw.get("variants", [])
+        ],
         output=raw.get("output"),
         items={k: list(v) for k, v in raw.get("items", {}).items()},
         records=dict(raw.get("records", {})),
-        question=raw.get("question", ""),
+        question=first_text(raw.get("question", "")),
         lead=raw.get("lead"),
+        texts=declared(raw),
     )
 
 
@@ -348,13 +353,11 @@ def _check_type(step: Step, ids: list[str], where: _Where, at: tuple[Any, ...]) 
         out.append(where.error((*at, "repeat"), "only a tool_call step can repeat"))
     if step.repeat and not step.items:
         out.append(where.error((*at, "items"), "a repeat step declares the items it builds up"))
-    for key, given in (
-        ("items", step.items),
-        ("records", step.records),
-        ("question", step.question),
-    ):
+    for key, given in (("items", step.items), ("records", step.records)):
         if given and not step.repeat:
             out.append(where.error((*at, key), f"only a repeat step has {key}"))
+    if step.question and not (step.repeat or step.type == "ask"):
+        out.append(where.error((*at, "question"), "only an ask or a repeat step has a question"))
     return out
 
 

@@ -123,6 +123,8 @@ class Step:
     question: str = ""  # repeat: what the step asks for
     #: reply: the lead it closes ("demo", "engineer"): delivered to the help desk that takes leads.
     lead: str | None = None
+    #: Texts declared per language (bot.flows.texts): field -> language -> text.
+    texts: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass

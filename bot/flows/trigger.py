@@ -6,6 +6,9 @@
 - **near**: the pack line nearest the message (every intent's and flow's example, on the heads'
   shared embedding) is one of this flow's examples, at cosine ``flowExample`` (gates) or more.
 - **worded**: one of the flow's ``keywords`` is in the message.
+- **across**: the message is in another language than the pack's and, in the retriever's
+  cross-language space, nearest this flow's lines by a clear margin (:mod:`bot.flows.across`;
+  none without a multilingual encoder).
 - **change**: the flow's repeat step reads a change it could make ("drop two seats"): an item it
   declares, named in the message, with a count.
 
@@ -25,6 +28,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from bot.flows.across import Across, AcrossIndex
 from bot.flows.model import Flow
 from bot.flows.steps.phrases import read_message
 from bot.packs import Pack
@@ -40,10 +44,11 @@ _ONE = re.compile(r"\b(?:1|one|single)\b", re.IGNORECASE)
 @dataclass
 class Nearest:
     """The pack line nearest a message: the flow whose example it is (None: an intent's own
-    line) and its cosine."""
+    line) and its cosine; ``across``: the flow a message in another language asks for."""
 
     flow: str | None
     cosine: float
+    across: Across | None = None
 
 
 @dataclass
@@ -52,6 +57,7 @@ class Signals:
     routed: bool = False  # pre-flight routed the message to this flow's intent
     near: bool = False
     worded: bool = False
+    across: dict[str, Any] | None = None  # the cross-language read naming this flow
     change: dict[str, Any] | None = None  # the first change the repeat step reads
     elsewhere: bool = False  # the head, unsure, leans to another intent
 
@@ -62,10 +68,12 @@ class Signals:
 class ExampleIndex:
     """Every intent's and flow's example on the heads' shared embedding, to find the line
     nearest a message. ``batcher`` embeds the message (its vector is the heads' own, cached);
-    the lines are embedded once."""
+    the lines are embedded once. ``retriever``: what may embed across languages, for a message
+    in another language than the pack's."""
 
-    def __init__(self, pack: Pack, batcher: Any) -> None:
+    def __init__(self, pack: Pack, batcher: Any, retriever: Any = None) -> None:
         self.batcher = batcher
+        self.across = AcrossIndex(pack, retriever)
         owners: dict[str, str | None] = {line: None for line, _ in pack.intent_lines()}
         for flow in pack.flows.values():
             owners.update({ex: flow.name for ex in flow.trigger.examples})
@@ -77,6 +85,13 @@ class ExampleIndex:
         return self.batcher is not None and any(self.owners)
 
     async def nearest(self, text: str) -> Nearest | None:
+        across = self.across.starts(await self.across.read(text))
+        near = await self._nearest(text)
+        if across is None:
+            return near
+        return Nearest(near.flow, near.cosine, across) if near else Nearest(None, 0.0, across)
+
+    async def _nearest(self, text: str) -> Nearest | None:
         if not self.useful:
             return None
         if self._matrix is None:
@@ -98,10 +113,16 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         intent=read_act,
         routed=read_act and intent_read.get("gate") == "preflight.flow",
         near=near is not None and near.flow == flow.name and near.cosine >= gate,
+        across=_across(flow, near),
         worded=bool(t.keywords) and bool(matching(normalise(text), t.keywords)),
         change=first_change(flow, text, pack.gates["repeat"]),
         elsewhere=bool(t.intents) and _leans_elsewhere(intent_read, t.intents),
     )
+
+
+def _across(flow: Flow, near: Nearest | None) -> dict[str, Any] | None:
+    across = near.across if near is not None else None
+    return across.as_dict() if across is not None and across.flow == flow.name else None
 
 
 def _leans_elsewhere(read: Read, intents: list[str]) -> bool:
@@ -137,7 +158,7 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
         return False  # a confident other intent: never a flow on a shared word
     intent = pack.intent(flow.trigger.intent or "")
     shared = intent is not None and intent.outcome is not None
-    own_words = (s.worded and not s.elsewhere) or s.near or s.change is not None
+    own_words = (s.worded and not s.elsewhere) or s.near or bool(s.across) or s.change is not None
     if shared:
         return own_words and (s.intent or confident is None)
     return s.intent or own_words

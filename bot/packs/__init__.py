@@ -14,6 +14,7 @@ import jsonschema
 
 from bot.errors import PackError, PackErrors
 from bot.flows.load import cross_check, load_flows
+from bot.flows.texts import localise
 from bot.heads import content_version
 from bot.packs import context, data, schema
 from bot.packs.model import (
@@ -169,6 +170,7 @@ def _load_flows(pack: Pack, errors: list[PackError]) -> None:
     errors.extend(
         cross_check(pack.flows, {i.name for i in pack.intents}, {s.name for s in pack.slots})
     )
+    errors.extend(localise(pack.flows, pack.language, {pack.language, *pack.templates}))
 
 
 def _data(files: dict[str, _Loaded], name: str) -> dict[str, Any]:

@@ -126,7 +126,7 @@ class Actor:
         move = decision.move
         if move == "ask" and decision.slot:
             slot = self.pack.slot(decision.slot)
-            question = slot.question if slot else decision.slot
+            question = decision.wording or (slot.question if slot else decision.slot)
             name = decision.template or "ask"
             return Acted([text_reply(self.template(name, language, question=question))])
         if move == "confirm" and decision.slot:

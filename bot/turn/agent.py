@@ -108,8 +108,9 @@ class Agent:
         self.flows = FlowEngine(pack, store, provider, retriever)
         self.preflight_stage = Preflight(pack, provider, self.readers, preflight, retriever)
         self.scope_check = ScopeCheck(pack, self.readers, retriever=retriever)
-        # The flows' examples beside every intent's, on the heads' embedding: which is nearest.
-        self.flow_examples = ExampleIndex(pack, self.readers.batcher)
+        # The flows' examples beside every intent's, on the heads' embedding: which is nearest
+        # (and, for a message in another language, in the retriever's cross-language space).
+        self.flow_examples = ExampleIndex(pack, self.readers.batcher, retriever)
         #: Turns of one conversation one at a time, in this process and across processes.
         self.locks = locks or TurnLocks()
 
@@ -469,9 +470,11 @@ class Agent:
 
     def _language(self, turn: Turn) -> str:
         pack = self.pack
-        return reply_language(
-            turn.text, turn.conversation.language, pack.language, [*pack.templates]
-        )
+        # A flow under way speaks its own language (bot.flows.engine): its questions' wrappers
+        # and read-backs follow it, even after a bare email or "yes".
+        flow = turn.state.get("flow") or {}
+        current = flow.get("language") or turn.conversation.language
+        return reply_language(turn.text, current, pack.language, [*pack.templates])
 
     async def _read_heads(self, text: str, state: ConversationState) -> tuple[Read, Read]:
         options = state.pop("clarify_options", None)

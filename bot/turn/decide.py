@@ -41,6 +41,7 @@ class Decision:
     value: str | None = None  # for confirm: the candidate value being checked
     intent: str | None = None  # for ask: the intent waiting on the slot
     question: str | None = None  # for answer: the question asked before its slots were known
+    wording: str | None = None  # for ask: the question's own words (a flow step's), if any
     template: str | None = None
     product: str | None = None  # the product a template names (a site-context greeting)
     read: Read | None = None  # the move head's reading, for the turn record

@@ -24,4 +24,7 @@ def run(t: StepTurn, step: Step) -> StepResult:
         ["ask", "handoff"], rule, slot=slot, template="ask_again" if misses == 1 else "ask"
     ).choose()
     decision.why = f"flow {t.flow.name} step {step.id}: ask for {slot}"
+    decision.wording = (
+        step.question or None
+    )  # the step's own question, in the conversation's language
     return StepResult(decision=decision, note={"slot": slot})
