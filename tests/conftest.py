@@ -58,15 +58,20 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'gatebot.db'}"
         return
+    yield request.getfixturevalue("postgres_schema_url")
+
+
+@pytest.fixture
+def postgres_schema_url(postgres: str) -> Iterator[str]:
+    """PostgreSQL in a schema of its own, dropped afterwards (for tests of PostgreSQL alone)."""
     import psycopg
 
-    url = request.getfixturevalue("postgres")
-    plain = url.replace("+psycopg", "")
+    plain = postgres.replace("+psycopg", "")
     schema = "gatebot_test_" + secrets.token_hex(4)
     with psycopg.connect(plain, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
     try:
-        yield f"{url}?options=-csearch_path%3D{schema}"
+        yield f"{postgres}?options=-csearch_path%3D{schema}"
     finally:
         with psycopg.connect(plain, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")

@@ -27,10 +27,8 @@ def _conv_id() -> str:
 
 
 @pytest.fixture
-def pg_url(database_url: str) -> str:
-    if database_url.startswith("sqlite"):
-        pytest.skip("the advisory lock is PostgreSQL's")
-    return database_url
+def pg_url(postgres_schema_url: str) -> str:
+    return postgres_schema_url  # the advisory lock is PostgreSQL's: no SQLite variant
 
 
 @pytest.fixture
