@@ -162,8 +162,9 @@ class Driver:
             self.results.errors[f"create:{type(exc).__name__}"] += 1
             return None
 
-    async def send(self, conv_id: str, token: str, text: str, client_id: str,
-                   *, counted: bool = True) -> bool:
+    async def send(
+        self, conv_id: str, token: str, text: str, client_id: str, *, counted: bool = True
+    ) -> bool:
         url = f"{self.base}/api/conversations/{conv_id}/messages"
         headers = {"Authorization": f"Bearer {token}"}
         payload = {"text": text, "client_message_id": client_id}
@@ -186,8 +187,9 @@ class Driver:
             self.results.moves[str(record.get("move", {}).get("name"))] += 1
         return True
 
-    async def conversation(self, script: list[str], gate: asyncio.Semaphore,
-                           *, counted: bool = True) -> None:
+    async def conversation(
+        self, script: list[str], gate: asyncio.Semaphore, *, counted: bool = True
+    ) -> None:
         async with gate:
             created = await self.create()
             if created is None:
@@ -204,12 +206,20 @@ async def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     scripts = [build_script(rng, args.messages) for _ in range(args.conversations)]
     results = Results()
     with tempfile.TemporaryDirectory(prefix="gatebot-bench-") as tmp:
-        settings = Settings(pack=ROOT / "knowledge" / "acme", data_dir=Path(tmp), host=HOST,
-                            port=free_port(), recorders=[], channels=["web"],
-                            database_url=args.database_url or "",
-                            # capacity: every turn queues, none is shed; every simulated
-                            # customer shares one loopback address, so no per-IP limit
-                            max_turns=0, rate_conversations=0, rate_messages=0)
+        settings = Settings(
+            pack=ROOT / "knowledge" / "acme",
+            data_dir=Path(tmp),
+            host=HOST,
+            port=free_port(),
+            recorders=[],
+            channels=["web"],
+            database_url=args.database_url or "",
+            # capacity: every turn queues, none is shed; every simulated
+            # customer shares one loopback address, so no per-IP limit
+            max_turns=0,
+            rate_conversations=0,
+            rate_messages=0,
+        )
         app = App(settings)
         await app.start()
         try:
@@ -218,8 +228,9 @@ async def run_bench(args: argparse.Namespace) -> dict[str, Any]:
             connector = aiohttp.TCPConnector(limit=args.concurrency)
             async with aiohttp.ClientSession(timeout=timeout, connector=connector) as http:
                 driver = Driver(http, base, Results())  # warm-up: its figures are dropped
-                await driver.conversation(build_script(rng, args.warmup), asyncio.Semaphore(1),
-                                          counted=False)
+                await driver.conversation(
+                    build_script(rng, args.warmup), asyncio.Semaphore(1), counted=False
+                )
                 driver.results = results
                 gate = asyncio.Semaphore(args.concurrency)
                 rss_before = peak_rss_mb()
@@ -240,8 +251,14 @@ async def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     return summarise(args, results, wall, finished, rss_before, app.store.dialect)
 
 
-def summarise(args: argparse.Namespace, results: Results, wall: float, finished: bool,
-              rss_before: float, dialect: str) -> dict[str, Any]:
+def summarise(
+    args: argparse.Namespace,
+    results: Results,
+    wall: float,
+    finished: bool,
+    rss_before: float,
+    dialect: str,
+) -> dict[str, Any]:
     lat = sorted(results.latencies_ms)
     server = sorted(results.server_ms)
     return {
@@ -263,8 +280,10 @@ def summarise(args: argparse.Namespace, results: Results, wall: float, finished:
             "max": round(lat[-1], 2) if lat else 0.0,
             "mean": round(sum(lat) / len(lat), 2) if lat else 0.0,
         },
-        "server_turn_ms": {"p50": round(percentile(server, 50), 2),
-                           "p99": round(percentile(server, 99), 2)},
+        "server_turn_ms": {
+            "p50": round(percentile(server, 50), 2),
+            "p99": round(percentile(server, 99), 2),
+        },
         "moves": dict(results.moves.most_common()),
         "peak_rss_mb_after_start": round(rss_before, 1),
         "peak_rss_mb": round(peak_rss_mb(), 1),
@@ -275,19 +294,30 @@ def render_table(summary: dict[str, Any]) -> str:
     lat = summary["latency_ms"]
     rows = [
         ("database", summary["database"]),
-        ("conversations x messages",
-         f"{summary['conversations']} x {summary['messages_per_conversation']}"
-         f" (concurrency {summary['concurrency']})"),
-        ("turns measured", f"{summary['turns']} in {summary['wall_s']} s"
-         + ("" if summary["finished"] else "  (DEADLINE HIT: partial)")),
+        (
+            "conversations x messages",
+            f"{summary['conversations']} x {summary['messages_per_conversation']}"
+            f" (concurrency {summary['concurrency']})",
+        ),
+        (
+            "turns measured",
+            f"{summary['turns']} in {summary['wall_s']} s"
+            + ("" if summary["finished"] else "  (DEADLINE HIT: partial)"),
+        ),
         ("turns/s", f"{summary['turns_per_s']}"),
-        ("latency ms p50/p90/p99/max",
-         f"{lat['p50']} / {lat['p90']} / {lat['p99']} / {lat['max']}"),
-        ("server turn ms p50/p99",
-         f"{summary['server_turn_ms']['p50']} / {summary['server_turn_ms']['p99']}"),
+        (
+            "latency ms p50/p90/p99/max",
+            f"{lat['p50']} / {lat['p90']} / {lat['p99']} / {lat['max']}",
+        ),
+        (
+            "server turn ms p50/p99",
+            f"{summary['server_turn_ms']['p50']} / {summary['server_turn_ms']['p99']}",
+        ),
         ("errors", f"{summary['errors']} {summary['error_kinds'] or ''}".rstrip()),
-        ("peak RSS MB", f"{summary['peak_rss_mb']} (after start: "
-         f"{summary['peak_rss_mb_after_start']})"),
+        (
+            "peak RSS MB",
+            f"{summary['peak_rss_mb']} (after start: {summary['peak_rss_mb_after_start']})",
+        ),
         ("moves", ", ".join(f"{k} {v}" for k, v in summary["moves"].items())),
     ]
     width = max(len(k) for k, _ in rows)
@@ -297,24 +327,38 @@ def render_table(summary: dict[str, Any]) -> str:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--conversations", type=int, default=200, help="conversations (default 200)")
-    p.add_argument("--messages", type=int, default=10,
-                   help=f"messages per conversation, at most {RATE_LIMIT_PER_MINUTE} (default 10)")
-    p.add_argument("--concurrency", type=int, default=50,
-                   help="conversations in flight at once (default 50)")
-    p.add_argument("--database-url", default=None,
-                   help="e.g. postgresql://root@127.0.0.1:5432/test "
-                   "(default: SQLite in a temporary folder)")
+    p.add_argument(
+        "--messages",
+        type=int,
+        default=10,
+        help=f"messages per conversation, at most {RATE_LIMIT_PER_MINUTE} (default 10)",
+    )
+    p.add_argument(
+        "--concurrency", type=int, default=50, help="conversations in flight at once (default 50)"
+    )
+    p.add_argument(
+        "--database-url",
+        default=None,
+        help="e.g. postgresql://root@127.0.0.1:5432/test (default: SQLite in a temporary folder)",
+    )
     p.add_argument("--warmup", type=int, default=5, help="uncounted warm-up turns (default 5)")
-    p.add_argument("--request-timeout", type=float, default=30.0,
-                   help="seconds per request (default 30)")
-    p.add_argument("--deadline", type=float, default=600.0,
-                   help="seconds for the whole measured run; stops there (default 600)")
+    p.add_argument(
+        "--request-timeout", type=float, default=30.0, help="seconds per request (default 30)"
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=600.0,
+        help="seconds for the whole measured run; stops there (default 600)",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed for the message draw (default 1)")
     p.add_argument("--json", action="store_true", help="print only one JSON object")
     args = p.parse_args(argv)
     if not 1 <= args.messages <= RATE_LIMIT_PER_MINUTE:
-        p.error(f"--messages must be 1-{RATE_LIMIT_PER_MINUTE}: the server allows "
-                f"{RATE_LIMIT_PER_MINUTE} messages a minute per conversation")
+        p.error(
+            f"--messages must be 1-{RATE_LIMIT_PER_MINUTE}: the server allows "
+            f"{RATE_LIMIT_PER_MINUTE} messages a minute per conversation"
+        )
     if not 0 <= args.warmup <= RATE_LIMIT_PER_MINUTE:
         p.error(f"--warmup must be 0-{RATE_LIMIT_PER_MINUTE}")
     if args.conversations < 1 or args.concurrency < 1:

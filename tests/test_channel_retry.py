@@ -126,7 +126,8 @@ async def discord_app(
 
 
 async def test_discord_out_of_reach_leaves_the_widget_serving(
-    discord_app: tuple[App, Settings], monkeypatch: pytest.MonkeyPatch,
+    discord_app: tuple[App, Settings],
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     app, settings = discord_app

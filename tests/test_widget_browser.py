@@ -24,8 +24,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("GATEBOT_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 # A bound, not a speed check: on a loaded two-core machine a cold start takes over 30 s.
 START_TIMEOUT = 90.0
 WAIT_MS = 15_000  # the longest any single browser wait may take
@@ -89,24 +94,32 @@ def _run(data: Path, host_port: int, extra: dict[str, str] | None = None) -> Ite
     if not exe.exists():
         pytest.fail(f"the gatebot console script is missing at {exe}; pip install -e . first")
     port = _free_port()
-    env = {**os.environ, "GATEBOT_DATA_DIR": str(data), "GATEBOT_PORT": str(port),
-           "GATEBOT_HOST": "127.0.0.1", "GATEBOT_RECORDERS": "memory",
-           "GATEBOT_PACK": str(ROOT / "knowledge" / "acme"),
-           "GATEBOT_ALLOWED_ORIGINS": f"http://127.0.0.1:{host_port}", **(extra or {})}
+    env = {
+        **os.environ,
+        "GATEBOT_DATA_DIR": str(data),
+        "GATEBOT_PORT": str(port),
+        "GATEBOT_HOST": "127.0.0.1",
+        "GATEBOT_RECORDERS": "memory",
+        "GATEBOT_PACK": str(ROOT / "knowledge" / "acme"),
+        "GATEBOT_ALLOWED_ORIGINS": f"http://127.0.0.1:{host_port}",
+        **(extra or {}),
+    }
     log_path = data / "server.log"
     base = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
         # -v: the log says what started and when, should the start fail (quiet by default).
-        proc = subprocess.Popen([str(exe), "-v", "run"], cwd=ROOT, env=env, stdout=log,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [str(exe), "-v", "run"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while not _healthy(f"{base}/healthz"):
             if proc.poll() is not None:
                 pytest.fail(f"gatebot run exited with {proc.returncode}:\n{log_path.read_text()}")
             if time.monotonic() > deadline:
-                pytest.fail(f"gatebot run not healthy after {START_TIMEOUT:.0f}s:\n"
-                            f"{log_path.read_text()}")
+                pytest.fail(
+                    f"gatebot run not healthy after {START_TIMEOUT:.0f}s:\n{log_path.read_text()}"
+                )
             time.sleep(0.2)
         yield base
     finally:
@@ -121,15 +134,17 @@ def _run(data: Path, host_port: int, extra: dict[str, str] | None = None) -> Ite
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
-        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set "
-                     "GATEBOT_CHROMIUM)")
+        _unavailable(
+            f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set GATEBOT_CHROMIUM)"
+        )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("the playwright package is not installed (pip install -e '.[dev]')")
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                      timeout=WAIT_MS * 2)
+        chromium = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=WAIT_MS * 2
+        )
         try:
             yield chromium
         finally:
@@ -211,9 +226,14 @@ def test_enter_sends_and_cards_render(server: str, page: Any) -> None:
         {"type": "card", "card": "booking", "url": "https://book.example/acme"},
         {"type": "card", "card": "booking", "url": "javascript:alert(1)"},
     ]
-    page.route("**/api/conversations/*/messages", lambda route: route.fulfill(
-        status=200, content_type="application/json",
-        body=json.dumps({"replies": cards, "turn": {}, "duplicate": False})))
+    page.route(
+        "**/api/conversations/*/messages",
+        lambda route: route.fulfill(
+            status=200,
+            content_type="application/json",
+            body=json.dumps({"replies": cards, "turn": {}, "duplicate": False}),
+        ),
+    )
     page.goto(f"{server}/")
     open_widget(page)
     page.locator(INPUT).fill("I'd like a demo")
@@ -389,8 +409,12 @@ def test_tool_progress_shows_a_fixed_phrase_until_the_reply(server: str, page: A
     progress = page.locator('[data-gatebot="progress"]')
     expect(progress).to_be_hidden()
     expect(page.locator(f"{PANEL} .dot:not([data-offline])")).to_have_count(1)
-    event = {"type": "tool", "tool": "knowledge.search", "event": "requested",
-             "detail": {"arguments": ["k", "query"], "note": "secret words"}}
+    event = {
+        "type": "tool",
+        "tool": "knowledge.search",
+        "event": "requested",
+        "detail": {"arguments": ["k", "query"], "note": "secret words"},
+    }
     sockets[0].send(json.dumps(event))
     expect(progress).to_have_text("Searching the help center…")
     sockets[0].send(json.dumps({**event, "tool": "knowledge.read", "event": "started"}))
@@ -401,8 +425,12 @@ def test_tool_progress_shows_a_fixed_phrase_until_the_reply(server: str, page: A
     sockets[0].send(json.dumps(preflight))
     expect(progress).to_have_text("Je regarde cela.")
     expect(page.locator(PANEL)).not_to_contain_text("secret words")
-    reply = {"type": "reply", "role": "agent", "seq": 99,
-             "reply": {"type": "text", "text": "Here is what I found.", "citations": []}}
+    reply = {
+        "type": "reply",
+        "role": "agent",
+        "seq": 99,
+        "reply": {"type": "text", "text": "Here is what I found.", "citations": []},
+    }
     sockets[0].send(json.dumps(reply))
     expect(messages(page, "agent", "Here is what I found.")).to_have_count(1)
     expect(progress).to_be_hidden()
@@ -445,8 +473,9 @@ def host_page(server: str, host_port: int) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def test_host_page_css_cannot_break_it_and_cross_origin_works(server: str, host_page: str,
-                                                               page: Any) -> None:
+def test_host_page_css_cannot_break_it_and_cross_origin_works(
+    server: str, host_page: str, page: Any
+) -> None:
     page.goto(host_page)
     expect(page.locator(LAUNCHER)).to_be_visible()
     page.locator(LAUNCHER).click()
@@ -467,8 +496,10 @@ def _escalation(data: Path, conversation_id: str) -> tuple[int, str, str]:
     import sqlite3
 
     with sqlite3.connect(data / "gatebot.db") as db:
-        row = db.execute("SELECT id, helpdesk, status FROM escalations WHERE conversation_id = ?",
-                         (conversation_id,)).fetchone()
+        row = db.execute(
+            "SELECT id, helpdesk, status FROM escalations WHERE conversation_id = ?",
+            (conversation_id,),
+        ).fetchone()
     assert row is not None, "no escalation"
     return int(row[0]), str(row[1]), str(row[2])
 
@@ -477,8 +508,11 @@ def _staff_says(base: str, escalation_id: int, text: str) -> dict[str, Any]:
     """Sam answers from the staff API (as staff without Slack or Discord would)."""
     body = json.dumps({"staff": "U_SAM", "name": "Sam Lee", "text": text}).encode()
     req = urllib.request.Request(
-        f"{base}/api/staff/escalations/{escalation_id}/reply", data=body, method="POST",
-        headers={"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"})
+        f"{base}/api/staff/escalations/{escalation_id}/reply",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         answer: dict[str, Any] = json.loads(resp.read())
     return answer
@@ -548,8 +582,14 @@ def test_the_escalation_menu_the_author_and_a_reconnect(
     assert len(sockets) > held
     # A late live copy of the same message (same id) shows nothing twice.
     message_id = int(late.get_attribute("data-message-id") or 0)
-    copy = {"type": "text", "text": "Are you still there?", "role": "staff",
-            "author": "U_SAM", "author_name": "Sam Lee", "message_id": message_id}
+    copy = {
+        "type": "text",
+        "text": "Are you still there?",
+        "role": "staff",
+        "author": "U_SAM",
+        "author_name": "Sam Lee",
+        "message_id": message_id,
+    }
     sockets[-1].send(json.dumps({"type": "replies", "replies": [copy]}))
     page.wait_for_timeout(300)
     expect(late).to_have_count(1)
