@@ -130,3 +130,11 @@ class StepHost:
             "values": t.context("")["values"],
             **identity_context(t.turn.conversation.verified_user_id),
         }
+
+
+def worded(pack: Pack, language: str | None, name: str, default: str, **values: Any) -> str:
+    """A fixed line of a step: the pack's template ``name`` in the run's ``language`` (else the
+    pack's) when the pack words it, else ``default`` (English), values filled in."""
+    if name in pack.templates.get(pack.language, {}):
+        return pack.template(name, language, **{k: str(v) for k, v in values.items()})
+    return default.format(**values)

@@ -15,6 +15,7 @@ from typing import Any
 from bot.flows.model import Step
 from bot.flows.outcome import StepResult, handoff
 from bot.flows.state import context_for, render, render_arguments
+from bot.flows.steps.base import worded
 from bot.packs import Pack
 from bot.text import has_phrase, normalise
 from bot.turn import yesno
@@ -82,7 +83,13 @@ class ReadBack:
                         f"flow {c.flow} step {step.id}: the read-back answer stayed unclear"
                     )
                 )
-            return self._read_back(ctx, "Sorry, I need a clear yes or no. ")
+            unclear = worded(
+                c.pack,
+                c.progress.get("language"),
+                "flow_unclear_yes_no",
+                "Sorry, I need a clear yes or no.",
+            )
+            return self._read_back(ctx, unclear + " ")
         c.progress["waiting"] = None
         if answer == "no":
             c.record["tools"].append(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from bot.extend.tool import ToolOutcome
@@ -25,7 +26,7 @@ from bot.flows.model import Step
 from bot.flows.outcome import StepResult, answer, handoff
 from bot.flows.state import lookup, render, render_arguments
 from bot.flows.steps import emailcode
-from bot.flows.steps.base import StepHost, StepTurn
+from bot.flows.steps.base import StepHost, StepTurn, worded
 from bot.flows.steps.phrases import ACTIONS, VERSION, Reading, read_message
 from bot.flows.steps.refusal import change_limit, declared, explainable, service_words
 from bot.flows.steps.selfcheck import Made, check
@@ -57,6 +58,8 @@ class RepeatTurn:
     seq: int
     #: What the tool declares about the argument the count goes in (its minimum and maximum).
     limit: dict[str, Any] = field(default_factory=dict)
+    #: A fixed line by template name, in the run's language: (name, English default, values).
+    word: Callable[..., str] = lambda name, default, **values: default.format(**values)
 
 
 def name_of(step: Step, item: str, count: int) -> str:
@@ -305,8 +308,14 @@ class Repeat:
         return self._done_message(summary, note)
 
     def _line(self, item: str, delta: int, after: int) -> str:
-        verb = "Added" if delta > 0 else "Removed"
-        return f"{verb} {abs(delta)} {name_of(self.step, item, delta)} (now {after})."
+        name, default = (
+            ("flow_change_added", "Added {count} {item} (now {total}).")
+            if delta > 0
+            else ("flow_change_removed", "Removed {count} {item} (now {total}).")
+        )
+        return self.t.word(
+            name, default, count=abs(delta), item=name_of(self.step, item, delta), total=after
+        )
 
     def _refused(self, item: str, delta: int, outcome: ToolOutcome) -> str:
         """A change the tool refused or the service turned down, said as it is: from the tool's
@@ -474,5 +483,6 @@ async def run(host: StepHost, t: StepTurn, step: Step) -> StepResult:
         lambda text: t.replies.append(text_reply(text)),
         t.seq,
         quantity_limit(host, step),
+        partial(worded, host.pack, t.progress.get("language")),
     )
     return await Repeat(turn).run(t.text)
