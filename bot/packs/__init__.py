@@ -330,6 +330,10 @@ def _check_templates(pack: Pack, play: _Loaded, errors: list[PackError]) -> None
                     code="",
                     minutes="",
                     product="",
+                    # flow_change_*: a repeat step's change, said back (bot.flows.steps.repeat)
+                    count="",
+                    item="",
+                    total="",
                 )
             except (KeyError, IndexError, ValueError) as exc:
                 errors.append(play.error(("templates", lang, name), f"bad placeholder {exc}"))

@@ -22,6 +22,13 @@ EXTRACTORS: dict[str, re.Pattern[str]] = {
     "phone": re.compile(r"(?<![\w+])(?:\+\d[\d ().-]{5,}\d|\d{2,4}[ .-]\d[\d ().-]{3,}\d)(?!\w)"),
     "phone_asked": re.compile(r"(?<![\w+])\+?\d[\d ().-]{5,}\d(?!\w)"),
     "order_id": re.compile(r"(?i)(?:order|invoice)\s*(?:id|number|no\.?)?\s*#?\s*([A-Z0-9-]{4,})"),
+    # The pack's other languages: "pour la commande 1042", "para el pedido 1042", "für die
+    # Bestellung Nr. 1042". The id must hold a digit: "ma commande pour..." names none.
+    "order_id_words": re.compile(
+        r"(?i)\b(?:commande|facture|pedido|factura|bestellung|rechnung)\s*"
+        r"(?:n[°º]\s*|num[ée]ro\s*|n[úu]mero\s*|nummer\s*|nr\.?\s*)?#?\s*"
+        r"(?=[A-Z0-9-]*\d)([A-Z0-9-]{4,})|\b(?:bestell|rechnungs)nummer\s*#?\s*([A-Z0-9-]{4,})"
+    ),
     "date": re.compile(
         r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}"
         r"|\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|"
@@ -54,7 +61,8 @@ def _extract(kind: str, text: str) -> str | None:
     match = EXTRACTORS[kind].search(text)
     if not match:
         return None
-    return (match.group(1) if match.groups() else match.group(0)).strip()
+    groups = [g for g in match.groups() if g]
+    return (groups[0] if groups else match.group(0)).strip()
 
 
 def propose(pack: Pack, text: str, asked_slot: str | None) -> list[Proposal]:
@@ -67,6 +75,8 @@ def propose(pack: Pack, text: str, asked_slot: str | None) -> list[Proposal]:
             continue
         kind = "phone_asked" if slot.type == "phone" and asked else slot.type
         found, confidence = _extract(kind, text), EXTRACTOR_CONFIDENCE
+        if slot.type == "order_id" and found is None:
+            found = _extract("order_id_words", text)
         if slot.type == "order_id" and found is None and asked:
             # A bare "5843990922" is an order id because that is what we just asked for; one
             # buried in a sentence might be something else, so it is checked before it is kept.
