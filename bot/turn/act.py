@@ -131,7 +131,9 @@ class Actor:
             return Acted([text_reply(self.template(name, language, question=question))])
         if move == "confirm" and decision.slot:
             slot = self.pack.slot(decision.slot)
-            label = slot.label if slot else decision.slot
+            label = self._line(
+                f"slot_label_{decision.slot}", language, slot.label if slot else decision.slot
+            )
             text_ = self.template("check_value", language, label=label, value=decision.value or "")
             return Acted([text_reply(text_)])
         if move == "clarify":

@@ -314,8 +314,14 @@ class Repeat:
             else ("flow_change_removed", "Removed {count} {item} (now {total}).")
         )
         return self.t.word(
-            name, default, count=abs(delta), item=name_of(self.step, item, delta), total=after
+            name, default, count=abs(delta), item=self._named(item, delta), total=after
         )
+
+    def _named(self, item: str, count: int) -> str:
+        """An item's name in the run's language: the pack's ``item_ID`` (``item_ID_one`` for
+        one) where it words it, else as declared."""
+        key = f"item_{item}_one" if abs(count) == 1 else f"item_{item}"
+        return self.t.word(key, name_of(self.step, item, count))
 
     def _refused(self, item: str, delta: int, outcome: ToolOutcome) -> str:
         """A change the tool refused or the service turned down, said as it is: from the tool's
