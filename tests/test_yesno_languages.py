@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from bot.flows.steps.phrases import read_message
+from bot.packs import load_pack
 from bot.turn import yesno
 from bot.turn.values import _extract
+from tests.conftest import ACME
 
 CASES = {
     "en": [("yes", "yes"), ("no", "no"), ("maybe", None), ("I think so?", None)],
@@ -73,3 +76,23 @@ def test_an_order_number_in_another_language_is_read_word_for_word(
     found = _extract("order_id_words", text)
     assert found == order_id
     assert found is None or found in text
+
+
+@pytest.mark.parametrize(
+    ("text", "action", "quantity"),
+    [
+        ("ajoutez 3 licences", "add", 3),
+        ("retirez deux sièges", "remove", 2),
+        ("añadir 3 asientos", "add", 3),
+        ("quitar 2 puestos", "remove", 2),
+        ("3 Plätze hinzufügen", "add", 3),
+        ("zwei Lizenzen entfernen", "remove", 2),
+        ("add 3 seats", "add", 3),
+        ("quite a lot: add 4 seats", "add", 4),
+    ],
+)
+def test_a_seat_change_in_another_language_is_read(text: str, action: str, quantity: int) -> None:
+    step = load_pack(ACME).flows["add_seats"].step("change_seats")
+    reading = read_message(text, step.items)[-1]
+    best = max(reading.scores, key=lambda a: reading.scores[a])
+    assert (best, reading.item, reading.quantity) == (action, "seats", quantity)

@@ -94,7 +94,6 @@ _REMOVE = (
     "enlevez",
     "supprimez",
     "quitar",
-    "quite",
     "quitad",
     "eliminar",
     "elimine",
