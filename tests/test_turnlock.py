@@ -134,7 +134,7 @@ async def test_redis_lease_fences_a_holder_whose_lease_lapsed(redis: Any) -> Non
         await asyncio.sleep(0.15)
         await held.confirm()
     # The holder stalls (its renewals stop, as in a paused or dead process): the lease lapses.
-    held._renewer.cancel()
+    await held.stop_renewing()
     taken = await second.acquire(conv, wait=5)
     assert taken.token > held.token  # the fencing token only grows
     with pytest.raises(LeaseLost):

@@ -41,11 +41,18 @@ class RedisLease:
     def __init__(self, owner: RedisLeases, key: str, token: int) -> None:
         self.owner, self.key, self.token = owner, key, token
         self.lost = False
+        # Stopped by this event, never cancelled: a task cancelled while a command is in flight
+        # can leave the shared connection with an unread reply, which the next command then reads.
+        self._stop = asyncio.Event()
         self._renewer = asyncio.create_task(self._renew_forever(), name=f"lease {key}")
 
     async def _renew_forever(self) -> None:
         while not self.lost:
-            await asyncio.sleep(self.owner.ttl_ms / 3000)
+            try:
+                await asyncio.wait_for(self._stop.wait(), self.owner.ttl_ms / 3000)
+                return  # released
+            except TimeoutError:
+                pass
             try:
                 renewed = await self.owner.redis.eval(
                     _RENEW, 1, self.key, str(self.token), self.owner.ttl_ms
@@ -55,6 +62,11 @@ class RedisLease:
             if not renewed:
                 self.lost = True
 
+    async def stop_renewing(self) -> None:
+        """Stop renewing (the lease then lapses unless released), after any renewal in flight."""
+        self._stop.set()
+        await self._renewer
+
     async def confirm(self) -> None:
         held = await self.owner.run(self.owner.redis.get(self.key))
         if self.lost or held is None or int(held) != self.token:
@@ -62,9 +74,7 @@ class RedisLease:
             raise LeaseLost("the conversation's lease lapsed before the turn was stored", 1.0)
 
     async def release(self) -> None:
-        self._renewer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._renewer
+        await self.stop_renewing()
         with contextlib.suppress(Exception):  # unreachable: the lease lapses on its own
             await self.owner.redis.eval(_RELEASE, 1, self.key, str(self.token))
 
