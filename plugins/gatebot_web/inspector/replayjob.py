@@ -99,7 +99,8 @@ class ReplayJob:
         source: str,
         lease: Lease,
     ) -> None:
-        renewing = asyncio.create_task(_renew(lease))
+        stop = asyncio.Event()
+        renewing = asyncio.create_task(_renew(lease, stop))
         try:
             work = replay(conversations, pack, settings, source, self._counted)
             self.report = await asyncio.to_thread(asyncio.run, work)
@@ -109,7 +110,10 @@ class ReplayJob:
             self.state, self.error = "failed", f"{exc.__class__.__name__}: {exc}"[:2000]
         finally:
             self.finished_at = datetime.now(UTC)
-            renewing.cancel()
+            # Stopped, never cancelled: a command cancelled mid-flight can leave an unread reply
+            # on the connection that the release then reads.
+            stop.set()
+            await renewing
             with contextlib.suppress(Exception):  # lost with its store: it expires on its own
                 await lease.release()
             await _closed(lease)
@@ -144,11 +148,15 @@ class ReplayJob:
         return out
 
 
-async def _renew(lease: Lease) -> None:
-    """Keep the lease while the replay runs; a renewal that fails is logged, not fatal (the
-    replay finishes; at worst another process may start one meanwhile)."""
+async def _renew(lease: Lease, stop: asyncio.Event) -> None:
+    """Keep the lease while the replay runs, until ``stop``; a renewal that fails is logged, not
+    fatal (the replay finishes; at worst another process may start one meanwhile)."""
     while True:
-        await asyncio.sleep(RENEW_S)
+        try:
+            await asyncio.wait_for(stop.wait(), RENEW_S)
+            return
+        except TimeoutError:
+            pass
         try:
             held = await lease.renew()
         except Exception as exc:
