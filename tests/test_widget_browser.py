@@ -6,6 +6,7 @@ under CI, which must install it and so fails instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -15,7 +16,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -450,9 +451,18 @@ def host_page(server: str, host_port: int) -> Iterator[str]:
     """Another site (another origin: a second loopback port) whose CSS is hostile, embedding the
     widget with one tag. Loopback, because Chromium won't let a public http page load from it."""
     body = (HOSTILE % server).encode()
+    with serving_pages(host_port, lambda _path: body) as url:
+        yield url + "/"
+
+
+@contextlib.contextmanager
+def serving_pages(port: int, page_for: Callable[[str], bytes]) -> Iterator[str]:
+    """A host site on a loopback port (another origin than the bot's): each GET is answered with
+    the HTML ``page_for(path)`` returns. Yields the site's base URL; shut down on exit."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            body = page_for(self.path)
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -462,11 +472,11 @@ def host_page(server: str, host_port: int) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", host_port), Handler)
+    httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
         httpd.shutdown()
         httpd.server_close()

@@ -5,15 +5,13 @@ served from a loopback port of its own, an allowed origin; the bot is a real `ga
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from tests import test_widget_browser as browser_tests
-from tests.test_widget_browser import LAUNCHER, PANEL, expect, messages
+from tests.test_widget_browser import LAUNCHER, PANEL, expect, messages, serving_pages
 
 # The browser tests' fixtures: a real `gatebot run`, Chromium, a fresh profile and page per test.
 server, host_port = browser_tests.server, browser_tests.host_port
@@ -28,30 +26,14 @@ def site(server: str, host_port: int) -> Iterator[str]:
     loopback): ``/monitor/alerts-SETTING`` is a product page with the tag's data-context=SETTING
     (``none``: no attribute)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            setting = self.path.split("?")[0].rsplit("-", 1)[-1]
-            attr = "" if setting == "none" else f' data-context="{setting}"'
-            body = (f"<!doctype html><title>Monitor alerts</title><h1>Alerts</h1>"
-                    f'<script src="{server}/widget.js"{attr} defer></script>').encode()  # fmt: skip
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def page_for(path: str) -> bytes:
+        setting = path.split("?")[0].rsplit("-", 1)[-1]
+        attr = "" if setting == "none" else f' data-context="{setting}"'
+        return (f"<!doctype html><title>Monitor alerts</title><h1>Alerts</h1>"
+                f'<script src="{server}/widget.js"{attr} defer></script>').encode()  # fmt: skip
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", host_port), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{host_port}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with serving_pages(host_port, page_for) as url:
+        yield url
 
 
 def host(page: Any, server: str, site: str, setting: str) -> list[dict[str, Any]]:
