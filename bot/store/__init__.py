@@ -23,6 +23,7 @@ from bot.store.customer import CustomerDataMixin
 from bot.store.engine import HeldConnections, make_engine
 from bot.store.flowruns import FlowRunsMixin
 from bot.store.inbox import InboxMixin, Received
+from bot.store.lookups import LookupsMixin
 from bot.store.migrations import applied, migrate
 from bot.store.models import (
     Conversation,
@@ -67,7 +68,7 @@ def _hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin, OutcomesMixin):
+class Store(InboxMixin, LookupsMixin, FlowRunsMixin, CustomerDataMixin, OutcomesMixin):
     def __init__(self, url: str, **engine_args: Any) -> None:
         self.url = normalise_url(url)
         self.engine = make_engine(self.url, **engine_args)
@@ -159,10 +160,6 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin, OutcomesMixin):
                 raise
             return found
 
-    def get_conversation(self, conversation_id: str) -> Conversation | None:
-        with self.session() as s:
-            return s.get(Conversation, conversation_id)
-
     def find_conversation(self, channel: str, external_id: str) -> Conversation | None:
         with self.session() as s:
             stmt = select(Conversation).where(
@@ -207,13 +204,6 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin, OutcomesMixin):
         if existing is None:
             raise StoreError("message insert failed and no earlier copy exists")
         return existing, True
-
-    def find_message(self, channel: str, external_id: str) -> Message | None:
-        with self.session() as s:
-            stmt = select(Message).where(
-                Message.channel == channel, Message.external_id == external_id
-            )
-            return s.exec(stmt).first()
 
     def add_message(
         self,
@@ -269,12 +259,6 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin, OutcomesMixin):
         with self.session() as s:
             stmt = select(Message).where(Message.role == "customer", Message.status == "received")
             return list(s.exec(stmt.order_by(col(Message.id))))
-
-    def last_message_id(self, conversation_id: str) -> int | None:
-        """The newest message id of a conversation: what a client has seen all of, after a turn."""
-        with self.session() as s:
-            stmt = select(sa.func.max(Message.id)).where(Message.conversation_id == conversation_id)
-            return s.exec(stmt).first()
 
     def messages(self, conversation_id: str) -> list[Message]:
         with self.session() as s:
@@ -339,17 +323,6 @@ class Store(InboxMixin, FlowRunsMixin, CustomerDataMixin, OutcomesMixin):
                 sa.update(table).where(col(table.id) == key).values(updated_at=now(), **fields)
             )
             s.commit()
-
-    def waiting_escalation(
-        self, conversation_id: str, statuses: tuple[str, ...] = ("open", "emailed", "claimed")
-    ) -> Escalation | None:
-        """The conversation's latest escalation still with a help desk (one of ``statuses``)."""
-        with self.session() as s:
-            stmt = select(Escalation).where(
-                Escalation.conversation_id == conversation_id,
-                col(Escalation.status).in_(statuses),
-            )
-            return s.exec(stmt.order_by(col(Escalation.id).desc())).first()
 
     def escalations(self, status: str | None = None) -> list[Escalation]:
         with self.session() as s:

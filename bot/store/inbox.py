@@ -23,6 +23,38 @@ CONVERSATIONS = Conversation.__table__  # type: ignore[attr-defined]
 MESSAGES = Message.__table__  # type: ignore[attr-defined]
 TURNS = Turn.__table__  # type: ignore[attr-defined]
 
+# Built once, values bound per call: building a statement again costs more than running it, and a
+# statement object caches its compiled form. (A bound name differs from the columns an UPDATE
+# sets: SQLAlchemy keeps those names for the SET clause.)
+_INSERT_MESSAGE = sa.insert(MESSAGES)
+_INSERT_TURN = sa.insert(TURNS)
+_CONVERSATION = sa.select(CONVERSATIONS).where(CONVERSATIONS.c.id == sa.bindparam("b_id"))
+_HISTORY = (
+    sa.select(MESSAGES)
+    .where(MESSAGES.c.conversation_id == sa.bindparam("b_conversation_id"))
+    .order_by(MESSAGES.c.id)
+)
+_MARK_PROCESSED = (
+    sa.update(MESSAGES)
+    .where(MESSAGES.c.id == sa.bindparam("b_id"), MESSAGES.c.status == "received")
+    .values(status="processed")
+)
+# Only over the turn count the turn read: a turn that lost its lock to another process (which
+# stored this seq meanwhile) stores nothing.
+_MOVE_CONVERSATION = (
+    sa.update(CONVERSATIONS)
+    .where(
+        CONVERSATIONS.c.id == sa.bindparam("b_id"),
+        CONVERSATIONS.c.turn_count == sa.bindparam("b_previous"),
+    )
+    .values(
+        {
+            name: sa.bindparam(f"b_{name}", type_=CONVERSATIONS.c[name].type)
+            for name in ("state", "status", "paused", "turn_count", "updated_at")
+        }
+    )
+)
+
 
 @dataclass
 class Received:
@@ -56,7 +88,7 @@ class InboxMixin:
         }
         try:
             with self.engine.begin() as conn:
-                row["id"] = _inserted_id(conn.execute(sa.insert(MESSAGES), row))
+                row["id"] = _inserted_id(conn.execute(_INSERT_MESSAGE, row))
                 return Received(Message(**row), False, *_conversation_and_history(conn, row))
         except IntegrityError:
             pass  # the same delivery again: read what the first one made
@@ -76,29 +108,24 @@ class InboxMixin:
         stamp = now()
         turn = _turn_row(conv, message, record, replies, stamp)
         with self.engine.begin() as conn:
-            done = conn.execute(
-                sa.update(MESSAGES)
-                .where(MESSAGES.c.id == message.id, MESSAGES.c.status == "received")
-                .values(status="processed")
-            )
+            done = conn.execute(_MARK_PROCESSED, {"b_id": message.id})
             if done.rowcount != 1:
                 raise StoreError(f"message {message.id} was not waiting for a turn")
-            turn["id"] = _inserted_id(conn.execute(sa.insert(TURNS), turn))
+            turn["id"] = _inserted_id(conn.execute(_INSERT_TURN, turn))
             texts = [r["text"] for r in replies if r.get("type") == "text"]
             if sent := [_reply_row(conv.id, channel, text, stamp) for text in texts]:
-                conn.execute(sa.insert(MESSAGES), sent)
-            # Only over the turn count the turn read: a turn that lost its lock to another
-            # process (which stored this seq meanwhile) stores nothing.
+                conn.execute(_INSERT_MESSAGE, sent)
             moved = conn.execute(
-                sa.update(CONVERSATIONS)
-                .where(CONVERSATIONS.c.id == conv.id, CONVERSATIONS.c.turn_count == turn["seq"] - 1)
-                .values(
-                    state=conv.state,
-                    status=conv.status,
-                    paused=conv.paused,
-                    turn_count=conv.turn_count,
-                    updated_at=stamp,
-                )
+                _MOVE_CONVERSATION,
+                {
+                    "b_id": conv.id,
+                    "b_previous": turn["seq"] - 1,
+                    "b_state": conv.state,
+                    "b_status": conv.status,
+                    "b_paused": conv.paused,
+                    "b_turn_count": conv.turn_count,
+                    "b_updated_at": stamp,
+                },
             )
             if moved.rowcount != 1:
                 raise StoreError(f"conversation {conv.id} took turn {turn['seq']} elsewhere")
@@ -116,10 +143,8 @@ def _conversation_and_history(
     conn: Connection, message: Mapping[str, Any] | sa.RowMapping
 ) -> tuple[Conversation | None, list[Message]]:
     conv_id = message["conversation_id"]
-    found = conn.execute(sa.select(CONVERSATIONS).where(CONVERSATIONS.c.id == conv_id)).first()
-    rows = conn.execute(
-        sa.select(MESSAGES).where(MESSAGES.c.conversation_id == conv_id).order_by(MESSAGES.c.id)
-    )
+    found = conn.execute(_CONVERSATION, {"b_id": conv_id}).first()
+    rows = conn.execute(_HISTORY, {"b_conversation_id": conv_id})
     # Read-only copies: model_construct skips the ORM's instrumentation (a tenth of the cost).
     history = [Message.model_construct(**r._mapping) for r in rows]
     return (Conversation(**found._mapping) if found else None), history
