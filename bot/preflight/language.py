@@ -8,6 +8,7 @@ them from switching the conversation's language.
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 from typing import Any
 
 _identifiers: dict[tuple[str, ...], Any] = {}
@@ -41,6 +42,14 @@ def detect(text: str, languages: list[str]) -> tuple[str | None, float]:
         return None, 0.0
     if len(langs) == 1:
         return langs[0], 1.0  # one language to choose from: nothing to detect
+    return _classified(text, langs)
+
+
+@lru_cache(maxsize=2048)
+def _classified(text: str, langs: tuple[str, ...]) -> tuple[str | None, float]:
+    """One reading per text and language set: a turn asks about its message three or four times
+    (pre-flight, the reply's language, the flow's, knowledge search's), and the identifier is a
+    pure function of the two."""
     ident = _identifier(langs)
     if not ident.nb_classes:
         return None, 0.0
