@@ -59,6 +59,23 @@ def test_the_setting_selects_the_backend(monkeypatch: pytest.MonkeyPatch) -> Non
         encoder_module.backend()
 
 
+def test_unset_the_backend_is_onnx_float_where_onnxruntime_imports_else_numpy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.delenv("GATEBOT_ENCODER", raising=False)
+    encoder_module._default_backend.cache_clear()
+    try:
+        assert encoder_module.backend() == "onnx-float"  # numpy's vectors, never int8's
+        monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+        encoder_module._default_backend.cache_clear()
+        assert encoder_module.backend() == "numpy"
+    finally:
+        monkeypatch.undo()
+        encoder_module._default_backend.cache_clear()
+
+
 def test_int8_passages_get_vectors_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
     from gatebot_knowledge.embedder import load_embedder
 

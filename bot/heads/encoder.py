@@ -5,13 +5,14 @@ fine-tuned on its own data carries its encoder in its folder instead.
 
 Two backends compute the same vectors (cosine >= 0.9999, see tests/test_encoder_numpy.py):
 
-- ``numpy`` (the default, ``GATEBOT_ENCODER=numpy``): the forward pass in numpy
-  (:mod:`bot.heads.encoder_numpy`), so serving needs neither torch nor sentence-transformers;
+- ``numpy`` (``GATEBOT_ENCODER=numpy``; the default without onnxruntime): the forward pass in
+  numpy (:mod:`bot.heads.encoder_numpy`), so serving needs neither torch nor sentence-transformers;
   thread-safe without a lock, and one copy of the weights per folder per process.
 - ``onnx`` (``GATEBOT_ENCODER=onnx``): the numpy encoder with its transformer layers in ONNX
   Runtime, weights int8 (:mod:`bot.heads.encoder_onnx`): about a quarter of the CPU, vectors at
   cosine about 0.99 to the others, so a head's read can differ on a few texts in a hundred;
-  ``onnx-float`` keeps the weights float32 (the same vectors, about half numpy's CPU).
+  ``onnx-float`` keeps the weights float32 (the same vectors, about half numpy's CPU): the
+  default when onnxruntime and onnx are installed (the ``all`` extra brings them).
 - ``torch`` (``GATEBOT_ENCODER=torch``): sentence-transformers. Training always uses it
   (``load_encoder(fresh=True)``): fine-tuning needs gradients.
 
@@ -48,11 +49,24 @@ _lock = threading.Lock()  # held while loading only, never while encoding
 
 
 def backend() -> str:
-    """The serving backend from GATEBOT_ENCODER (numpy unless set)."""
-    chosen = os.environ.get("GATEBOT_ENCODER", "").strip().lower() or "numpy"
+    """The serving backend from GATEBOT_ENCODER; unset, ``onnx-float`` where ONNX Runtime is
+    installed (numpy's vectors at about half its CPU) and ``numpy`` where it is not. Never int8
+    by default: its vectors move enough to change a head's answer on a few texts in a hundred."""
+    chosen = os.environ.get("GATEBOT_ENCODER", "").strip().lower() or _default_backend()
     if chosen not in BACKENDS:
         raise ValueError(f"GATEBOT_ENCODER={chosen!r}: use one of {', '.join(BACKENDS)}")
     return chosen
+
+
+@lru_cache(maxsize=1)
+def _default_backend() -> str:
+    """``onnx-float`` when both of its packages can be imported, else ``numpy`` (looked up once:
+    find_spec reads the file system, and every turn asks)."""
+    from importlib.util import find_spec
+
+    if find_spec("onnxruntime") is not None and find_spec("onnx") is not None:
+        return "onnx-float"
+    return "numpy"
 
 
 def shipped_path() -> Path:

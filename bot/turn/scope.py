@@ -244,12 +244,13 @@ class ScopeCheck:
         """Start building the pack's domain on a thread of its own (at app start), so neither
         the start nor, usually, the first turn waits; a turn that comes first waits for it. A
         thread, not a task: it outlives no event loop and needs no stopping. A daemon with the
-        numpy encoder, so a process stopped mid-fit exits at once; not with torch, which aborts
-        under a thread killed at exit (the process then waits for the fit)."""
-        from bot.heads.encoder import IN_PROCESS, backend
+        numpy encoder, so a process stopped mid-fit exits at once; not with torch or ONNX Runtime,
+        which abort the process ("terminate called without an active exception") under a thread
+        killed at exit (the process then waits for the fit)."""
+        from bot.heads.encoder import backend
 
         if self._batcher is not None and self._key() not in _domains:
-            daemon = backend() in IN_PROCESS
+            daemon = backend() == "numpy"
             threading.Thread(target=self._build_or_log, name="scope-fit", daemon=daemon).start()
 
     async def domain(self) -> Domain | None:
