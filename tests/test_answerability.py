@@ -18,8 +18,9 @@ from gatebot_knowledge.answerability import (
 )
 from gatebot_knowledge.answerfit import fit_logistic
 from gatebot_knowledge.index import KnowledgeIndex, Vectors
+from gatebot_knowledge.lexical import Bm25Index
 from gatebot_knowledge.passages import Passage
-from gatebot_knowledge.specific import MISSING_AT, Specific, asked_value, holds_value
+from gatebot_knowledge.specific import MISSING_AT, Specific, asked_value, counted, holds_value
 
 from bot.app import App
 from bot.packs import load_pack
@@ -275,6 +276,24 @@ def test_the_value_a_question_asks_for_and_whether_a_passage_holds_it() -> None:
     # A length of time is not a count, nor is "one" as a pronoun.
     text = "Jobs run in parallel unless one names another. Caches are kept for seven days."
     assert not holds_value("count", text)
+
+
+def test_a_count_is_held_only_as_a_number_of_the_thing_asked_about() -> None:
+    checks = "Acme Monitor checks your websites from twelve locations around the world."
+    assert counted("is there a limit on how many websites I can monitor?") == "websit"
+    assert holds_value("count", checks, counted("how many locations does monitor check from"))
+    # Twelve counts locations: how many websites one may monitor is not said.
+    assert not holds_value("count", checks, counted("how many websites can I monitor"))
+    roles = "Owners choose their role: owner, admin, member or viewer. Roles can change."
+    assert holds_value("count", roles, counted("how many roles are there"))
+    assert counted("is there a limit") is None
+
+
+def test_chat_words_weigh_nothing_in_a_query() -> None:
+    index = Bm25Index(["Deleting a workspace removes its data after a 30-day grace period."])
+    chatty = "oops, I think I deleted our workspace by accident. is everything gone??"
+    assert index.query_terms(chatty) == ["delet", "workspac", "accident", "gon"]
+    assert index.query_terms("hi there, quick question: is there a free plan?") == ["fre", "plan"]
 
 
 def test_a_value_asked_for_moves_p_only_when_the_question_asks_one() -> None:
