@@ -216,6 +216,29 @@ async def test_a_question_for_a_value_the_pack_does_not_give_is_refused(
     assert _answerability(held["turn"])["version"].endswith("+duration-held")
 
 
+async def test_a_message_kept_in_scope_only_just_needs_a_stronger_read(
+    client: TestClient,
+) -> None:
+    # Near the password entry (P 0.64, over the pack's 0.6), but no declared word keeps it in
+    # scope: the domain check keeps it only just, and the edge gate (0.8) refuses it.
+    body = await _say(client, "how do I reset my iphone to factory settings")
+    assert body["turn"]["scope"]["rule"] == "domain:edge"
+    assert body["turn"]["facts"] == [] and not body["replies"][0]["citations"]
+    read = _answerability(body["turn"])
+    assert read["threshold"] == 0.8 and read["outcome"] != "act"
+
+
+async def test_a_faq_match_with_a_close_rival_does_not_vouch_for_its_entry(
+    client: TestClient,
+) -> None:
+    # The trial entry leads the pricing one by 0.01: neither is answered from.
+    body = await _say(
+        client, "hi there, quick question - is there a free plan or is everything paid?"
+    )
+    assert body["turn"]["facts"] == []
+    assert "+faq-match" not in _answerability(body["turn"])["version"]
+
+
 async def test_slack_and_discord_put_the_offer_under_its_words_as_a_button() -> None:
     from gatebot_discord.render import offered_message
     from gatebot_discord.render import render_replies as discord_replies

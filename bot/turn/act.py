@@ -207,9 +207,7 @@ class Actor:
         # Rows the policy allows answer first: they are this customer's own, not the help pages.
         await read_for_answer(self.data, context.get("intent"), context, runner, acted.tools)
         has_rows = bool(ledger)
-        threshold = self.pack.gates[answerable.GATE]
-        if edge:
-            threshold = max(threshold, EDGE_ANSWERABLE)
+        threshold = self._answerable_gate(edge)
         vector = await self.vectors.get(text[:500]) if self.retriever.takes_vector else None
         checked = await answerable.check(self.retriever, text[:500], threshold, vector=vector)
         if checked is not None:
@@ -250,6 +248,11 @@ class Actor:
             acted.replies = [text_reply(self.template(said, language))]
             acted.escalate = drafted.why
         return acted
+
+    def _answerable_gate(self, edge: bool) -> float:
+        """The pack's answerability gate, raised for a message kept in scope only just."""
+        gate = self.pack.gates[answerable.GATE]
+        return max(gate, EDGE_ANSWERABLE) if edge else gate
 
     def _not_in_knowledge(self, acted: Acted, text: str, language: str) -> Acted:
         """Below the answerability gate: nothing asserted, no model called; the customer hears

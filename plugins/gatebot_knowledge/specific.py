@@ -12,7 +12,10 @@ holds one:
 - ``duration`` ("how long", "how soon", "how often", "how many days"): a number followed by a
   unit of time ("14-day", "30 days", "one hour"), or "every minute".
 
-A count may also be a list that can be counted ("owner, admin, member or viewer").
+A count may also be a list that can be counted ("owner, admin, member or viewer"). A count question
+that names what it counts ("how many websites", "the number of seats") is held only by a number of
+that thing (the noun within two words after the number) or by a list in a passage that names it:
+"twelve locations" does not say how many websites one may monitor.
 
 The check then moves the head's P(answerable) on the logit scale, by declared amounts:
 
