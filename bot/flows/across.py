@@ -78,6 +78,7 @@ class AcrossIndex:
         self.embed: Any = getattr(retriever, "embed_across_languages", None)
         self.lines, self.owners = owned_lines(pack)
         self._matrix: Any = None
+        self._last: tuple[str, list[tuple[str, float]]] | None = None
         self._lock = threading.Lock()
 
     def language_of(self, text: str) -> str | None:
@@ -137,10 +138,14 @@ class AcrossIndex:
         return found
 
     def _ranked(self, text: str) -> list[tuple[str, float]]:
-        """Every owner's nearest line to ``text``, best first (empty without the encoder)."""
+        """Every owner's nearest line to ``text``, best first (empty without the encoder). The
+        last message's ranking is kept: the hand-off read and the flow trigger read the same
+        message in one turn, and it is embedded once."""
         with self._lock:
             if self._matrix is None:
                 self._matrix = self.embed(self.lines)
+            if self._last is not None and self._last[0] == text:
+                return self._last[1]
         if self._matrix is None:
             return []
         rows = self.embed([text])
@@ -149,7 +154,10 @@ class AcrossIndex:
         best: dict[str, float] = {}
         for owner, cosine in zip(self.owners, (self._matrix @ rows[0]).tolist(), strict=True):
             best[owner] = max(best.get(owner, -1.0), float(cosine))
-        return sorted(best.items(), key=lambda kv: -kv[1])
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])
+        with self._lock:
+            self._last = (text, ranked)
+        return ranked
 
     def starts(self, found: Across | None) -> Across | None:
         """The read when it is sure enough to start its flow."""
