@@ -317,6 +317,9 @@ def test_chat_words_weigh_nothing_in_a_query() -> None:
     chatty = "oops, I think I deleted our workspace by accident. is everything gone??"
     assert index.query_terms(chatty) == ["delet", "workspac", "accident", "gon"]
     assert index.query_terms("hi there, quick question: is there a free plan?") == ["fre", "plan"]
+    # A chat word the corpus does use keeps its own weight (a forum corpus says them all).
+    forum = Bm25Index(["Anyone know how to restore a deleted workspace?"])
+    assert forum.query_terms("can anyone restore my workspace") == ["anyon", "restor", "workspac"]
 
 
 def test_a_value_asked_for_moves_p_only_when_the_question_asks_one() -> None:

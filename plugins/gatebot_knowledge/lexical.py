@@ -60,11 +60,12 @@ def stem(word: str) -> str:
 
 #: How customers talk rather than what they ask about: greetings and thanks, hedges ("actually",
 #: "just", "I think"), pronouns of nobody in particular ("anyone", "everything"), auxiliaries and
-#: the pieces contractions split into ("doesn't": "doesn", "t"). A pack never uses most of them,
-#: and a word the pack never uses weighs as much as its rarest, so "oops, I think I deleted our
-#: workspace by accident. is everything gone??" held a quarter of its weight (P 0.57, refused)
-#: and holds 44% without them (0.69). Query words only, as above. Words a pack's answers say
-#: ("down", "own", "before", "every", "one") are not here.
+#: the pieces contractions split into ("doesn't": "doesn", "t"). A word the corpus never uses
+#: weighs as much as its rarest, so on a small pack, which uses few of them, "oops, I think I
+#: deleted our workspace by accident. is everything gone??" held a quarter of its weight (P 0.57,
+#: refused) and holds 44% without them (0.69). A chat word is left out of a query only where the
+#: corpus never uses it: one that does (a large forum corpus says them all) keeps its own weight,
+#: as before. Words a pack's answers say ("down", "own", "before", "every", "one") are not here.
 CHAT_WORDS = (
     "hey hiya thanks thank cheers quick question questions wondering wonder curious oops ok okay"
     " lol yeah yes yep sure actually basically really just think guess maybe perhaps kinda"
@@ -78,11 +79,12 @@ CHAT_WORDS = (
 #: Query words that say a question is asked, not what it is about, and chat spellings of stop
 #: words ("teh"), as stems. A query's words only (the index is unchanged): a small pack's
 #: documents rarely say "what", so it weighed as a word the pack never uses and sank every
-#: "what ..." question's coverage. The chat words join them.
+#: "what ..." question's coverage.
 QUERY_STOPWORDS = frozenset(
     "what which where when who whom whose why wher hows thats theres teh hte adn ur pls plz im ive"
     " youre".split()
-) | frozenset(stem(w) for w in CHAT_WORDS)
+)
+CHAT_STEMS = frozenset(stem(w) for w in CHAT_WORDS)
 
 
 def tokenize(text: str) -> list[str]:
@@ -168,7 +170,13 @@ class Bm25Index:
     def query_terms(self, query: str) -> list[str]:
         """The query's words as the index reads them: stems, each once. Typos are not read here:
         the retriever rewrites the whole query first (``KnowledgeIndex.spelled``)."""
-        return list(dict.fromkeys(t for t in tokenize(query) if t not in QUERY_STOPWORDS))
+        return list(
+            dict.fromkeys(
+                t
+                for t in tokenize(query)
+                if t not in QUERY_STOPWORDS and (t not in CHAT_STEMS or t in self.vocab)
+            )
+        )
 
     def corrections(self, query: str) -> dict[str, str]:
         """Each query stem the corpus never uses that reads as a typo of one it does, mapped to
@@ -179,6 +187,8 @@ class Bm25Index:
                 continue
             term = stem(word)
             if term in self.vocab or len(word) < TYPO_MIN_LETTERS or term in QUERY_STOPWORDS:
+                continue
+            if term in CHAT_STEMS:  # a chat word the corpus lacks is no typo of one it has
                 continue
             fix = self._nearest(word)
             if fix is not None:
