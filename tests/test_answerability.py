@@ -18,8 +18,9 @@ from gatebot_knowledge.answerability import (
 )
 from gatebot_knowledge.answerfit import fit_logistic
 from gatebot_knowledge.index import KnowledgeIndex, Vectors
+from gatebot_knowledge.lexical import Bm25Index
 from gatebot_knowledge.passages import Passage
-from gatebot_knowledge.specific import MISSING_AT, Specific, asked_value, holds_value
+from gatebot_knowledge.specific import MISSING_AT, Specific, asked_value, counted, holds_value
 
 from bot.app import App
 from bot.packs import load_pack
@@ -215,6 +216,29 @@ async def test_a_question_for_a_value_the_pack_does_not_give_is_refused(
     assert _answerability(held["turn"])["version"].endswith("+duration-held")
 
 
+async def test_a_message_kept_in_scope_only_just_needs_a_stronger_read(
+    client: TestClient,
+) -> None:
+    # Near the password entry (P 0.64, over the pack's 0.6), but no declared word keeps it in
+    # scope: the domain check keeps it only just, and the edge gate (0.8) refuses it.
+    body = await _say(client, "how do I reset my iphone to factory settings")
+    assert body["turn"]["scope"]["rule"] == "domain:edge"
+    assert body["turn"]["facts"] == [] and not body["replies"][0]["citations"]
+    read = _answerability(body["turn"])
+    assert read["threshold"] == 0.8 and read["outcome"] != "act"
+
+
+async def test_a_faq_match_with_a_close_rival_does_not_vouch_for_its_entry(
+    client: TestClient,
+) -> None:
+    # The trial entry leads the pricing one by 0.01: neither is answered from.
+    body = await _say(
+        client, "hi there, quick question - is there a free plan or is everything paid?"
+    )
+    assert body["turn"]["facts"] == []
+    assert "+faq-match" not in _answerability(body["turn"])["version"]
+
+
 async def test_slack_and_discord_put_the_offer_under_its_words_as_a_button() -> None:
     from gatebot_discord.render import offered_message
     from gatebot_discord.render import render_replies as discord_replies
@@ -275,6 +299,27 @@ def test_the_value_a_question_asks_for_and_whether_a_passage_holds_it() -> None:
     # A length of time is not a count, nor is "one" as a pronoun.
     text = "Jobs run in parallel unless one names another. Caches are kept for seven days."
     assert not holds_value("count", text)
+
+
+def test_a_count_is_held_only_as_a_number_of_the_thing_asked_about() -> None:
+    checks = "Acme Monitor checks your websites from twelve locations around the world."
+    assert counted("is there a limit on how many websites I can monitor?") == "websit"
+    assert holds_value("count", checks, counted("how many locations does monitor check from"))
+    # Twelve counts locations: how many websites one may monitor is not said.
+    assert not holds_value("count", checks, counted("how many websites can I monitor"))
+    roles = "Owners choose their role: owner, admin, member or viewer. Roles can change."
+    assert holds_value("count", roles, counted("how many roles are there"))
+    assert counted("is there a limit") is None
+
+
+def test_chat_words_weigh_nothing_in_a_query() -> None:
+    index = Bm25Index(["Deleting a workspace removes its data after a 30-day grace period."])
+    chatty = "oops, I think I deleted our workspace by accident. is everything gone??"
+    assert index.query_terms(chatty) == ["delet", "workspac", "accident", "gon"]
+    assert index.query_terms("hi there, quick question: is there a free plan?") == ["fre", "plan"]
+    # A chat word the corpus does use keeps its own weight (a forum corpus says them all).
+    forum = Bm25Index(["Anyone know how to restore a deleted workspace?"])
+    assert forum.query_terms("can anyone restore my workspace") == ["anyon", "restor", "workspac"]
 
 
 def test_a_value_asked_for_moves_p_only_when_the_question_asks_one() -> None:

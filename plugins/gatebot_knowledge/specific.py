@@ -12,7 +12,10 @@ holds one:
 - ``duration`` ("how long", "how soon", "how often", "how many days"): a number followed by a
   unit of time ("14-day", "30 days", "one hour"), or "every minute".
 
-A count may also be a list that can be counted ("owner, admin, member or viewer").
+A count may also be a list that can be counted ("owner, admin, member or viewer"). A count question
+that names what it counts ("how many websites", "the number of seats") is held only by a number of
+that thing (the noun within two words after the number) or by a list in a passage that names it:
+"twelve locations" does not say how many websites one may monitor.
 
 The check then moves the head's P(answerable) on the logit scale, by declared amounts:
 
@@ -67,6 +70,12 @@ _LIMIT_ASKED = re.compile(
     r"^\s*(?:what|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits|number\s+of)\b",
     re.IGNORECASE,
 )
+#: What a count question counts: the first word after "how many" or "number of" that is not an
+#: adjective of amount ("how many different websites" is rare enough to leave to the head).
+_COUNTED = re.compile(r"\b(?:how\s+many|number\s+of)\s+([a-z][a-z-]+)", re.IGNORECASE)
+#: A number counts the thing named at most this many words after it ("twelve locations", "three
+#: paid seats").
+_COUNT_REACH = 2
 _FIND_OUT = re.compile(
     r"\b(?:where|how)\s+(?:can|do|could|would|should)\s+(?:i|we|you)\s+"
     r"(?:see|find|check|tell|look|know)\b|\bfind\s+out\b",
@@ -93,13 +102,28 @@ def asked_value(question: str) -> str | None:
     return None
 
 
-def holds_value(kind: str, text: str) -> bool:
-    """Whether ``text`` holds a value of ``kind``."""
+def counted(question: str) -> str | None:
+    """The stem of what a count question counts ("how many websites": "website"), or None when
+    it names nothing after "how many" / "number of"."""
+    found = _COUNTED.search(question)
+    return stem(found.group(1).lower()) if found else None
+
+
+def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
+    """Whether ``text`` holds a value of ``kind``; for a count of ``counts`` (a stem), a number
+    of that thing ("twelve locations" holds how many locations, not how many websites)."""
     if kind == "duration":
         return _DURATION_HELD.search(text) is not None
     # A count: any number that is not a length of time ("seven days" says how long, not how
     # many), or a list that can be counted ("owner, admin, member or viewer").
     rest = _DURATION_HELD.sub(" ", text)
+    if counts is not None:
+        words = [stem(w) for w in re.findall(r"[a-z0-9]+", rest.lower())]
+        numbered = any(
+            _ANY_NUMBER.fullmatch(w) and counts in words[i + 1 : i + 1 + _COUNT_REACH]
+            for i, w in enumerate(re.findall(r"[a-z0-9]+", rest.lower()))
+        )
+        return numbered or (_LIST.search(rest) is not None and counts in words)
     return _ANY_NUMBER.search(rest) is not None or _LIST.search(rest) is not None
 
 
@@ -172,7 +196,8 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
     if asked is None:
         return Specific(None, False, [])
     passage = index.passages[row]
-    held = holds_value(asked, f"{passage.title}. {passage.text}")
+    counts = counted(query) if asked == "count" else None
+    held = holds_value(asked, f"{passage.title}. {passage.text}", counts)
     known = _document_words(index, row)
     terms = [t for t in index.lexical.query_terms(query) if t not in _VALUE_WORDS]
     return Specific(asked, held, [t for t in terms if t not in known])
