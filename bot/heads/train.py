@@ -75,6 +75,8 @@ class TrainOptions:
     # none); the head's own layer still learns them as themselves
     tune_as_none: float = 0.0
     progress: bool = False  # a progress bar (epochs, batches, time left) on stderr
+    # Fine-tuned mode: bfloat16 autocast for the steps; None where the CPU has bfloat16 instructions
+    bf16: bool | None = None
 
 
 def read_jsonl(path: str | Path) -> list[tuple[str, str]]:
@@ -234,6 +236,7 @@ def _finetuned(
         train_layers=opts.train_layers,
         seed=opts.seed,
         progress=opts.progress,
+        bf16=opts.bf16,
     )
     x = _embed(encoder, texts, opts.progress)
     w, b = fit_softmax(x[~cal], y[~cal], len(labels), opts.l2)
