@@ -186,7 +186,7 @@ def finetune(
     n_classes: int,
     *,
     epochs: int = 3,
-    train_layers: int = 2,
+    train_layers: int = 6,
     batch_size: int = 32,
     lr: float = 1e-4,
     head_lr: float = 3e-3,
