@@ -105,7 +105,7 @@ def command() -> None:
     default=6,
     show_default=True,
     help="Top encoder layers tuned when --epochs > 0 (6: all of them; 2 costs half the CPU and "
-    "covered less on a large intent set, see README).",
+    "covered less on a large intent set; see README).",
 )
 @click.option(
     "--bf16/--no-bf16",
