@@ -219,3 +219,46 @@ def test_loading_never_touches_the_network(
     load_encoder(fresh=True)  # not the session's cached copy: really read from disk
     _, out = trained
     assert load_head(out).predict(["refund please"])[0][0][0] == "refund"
+
+
+@pytest.mark.parametrize("bf16", [True, False])
+def test_a_fine_tune_in_bf16_or_not_saves_a_float32_encoder_the_numpy_pass_follows(
+    bf16: bool, tmp_path: Path
+) -> None:
+    """bfloat16 autocast covers the steps only: the weights stay float32, they do move, and the
+    saved encoder folder embeds under the numpy pass as the tuned torch model does."""
+    import numpy as np
+    import torch
+
+    from bot.heads.encoder import embed
+    from bot.heads.finetune import finetune
+
+    rows = [(t, label) for label, texts in INTENTS.items() for t in texts[:4]]
+    labels = sorted(INTENTS)
+    y = np.array([labels.index(label) for _, label in rows])
+    model = load_encoder(fresh=True)
+    top = model[0].auto_model.encoder.layer[-1].output.dense.weight
+    before = top.detach().clone()
+    finetune(model, [t for t, _ in rows], y, len(labels), epochs=1, train_layers=1, bf16=bf16)
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert torch.isfinite(top).all() and not torch.equal(top, before)
+    model.save(str(tmp_path / "encoder"))
+    texts = ["where is my parcel", "refund please"]
+    got, expected = embed(load_encoder(tmp_path / "encoder"), texts), embed(model, texts)
+    assert (got * expected).sum(axis=1).min() >= 0.9999
+
+
+def test_bf16_is_used_by_default_only_where_the_cpu_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from bot.heads import finetune as ft
+
+    seen: list[bool] = []
+    real = ft._autocast
+    monkeypatch.setattr(ft, "_autocast", lambda on: seen.append(on) or real(on))
+    texts, y = ["refund please", "where is my parcel"], np.array([0, 1])
+    for native in (True, False):
+        monkeypatch.setattr(ft, "bf16_native", lambda native=native: native)
+        ft.finetune(load_encoder(fresh=True), texts, y, 2, epochs=1, train_layers=1, batch_size=2)
+    ft.finetune(load_encoder(fresh=True), texts, y, 2, epochs=1, train_layers=1, bf16=False)
+    assert seen == [True, False, False]

@@ -55,7 +55,8 @@ _EMBED_CHUNK = 512
 @dataclass
 class TrainOptions:
     epochs: int = 0  # 0: frozen encoder
-    train_layers: int = 2  # encoder layers tuned when epochs > 0
+    # Encoder layers tuned when epochs > 0: all six; on a large intent set two covered less
+    train_layers: int = 6
     none_class: bool = True  # add a ``none`` class (oos lines and generic off-topic lines)
     generic_none: bool = True  # add GENERIC_NONE lines to the ``none`` class
     l2: float = 1e-5
@@ -75,6 +76,8 @@ class TrainOptions:
     # none); the head's own layer still learns them as themselves
     tune_as_none: float = 0.0
     progress: bool = False  # a progress bar (epochs, batches, time left) on stderr
+    # Fine-tuned mode: bfloat16 autocast for the steps; None where the CPU has bfloat16 instructions
+    bf16: bool | None = None
 
 
 def read_jsonl(path: str | Path) -> list[tuple[str, str]]:
@@ -234,6 +237,7 @@ def _finetuned(
         train_layers=opts.train_layers,
         seed=opts.seed,
         progress=opts.progress,
+        bf16=opts.bf16,
     )
     x = _embed(encoder, texts, opts.progress)
     w, b = fit_softmax(x[~cal], y[~cal], len(labels), opts.l2)
