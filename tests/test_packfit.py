@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.packfit import (
+    MAX_QUERIES,
     MAX_SHIFT,
     MIN_QUERIES,
     PackFit,
@@ -60,6 +61,9 @@ def test_fit_pack_reads_every_query_once_and_skips_empty_ones() -> None:
     queries = [f"q{i}" for i in range(MIN_QUERIES + 1)]
     fit = fit_pack(queries, negative, 0.6)
     assert asked == queries and fit.queries == MIN_QUERIES and fit.shift > 0
+    asked.clear()
+    fit_pack([f"q{i}" for i in range(1, 3 * MAX_QUERIES)], negative, 0.6)
+    assert len(asked) == MAX_QUERIES  # a large pack: every n-th question, at most MAX_QUERIES
 
 
 def test_the_sample_pack_gives_its_questions_and_keywords() -> None:

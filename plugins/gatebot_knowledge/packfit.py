@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,12 @@ from gatebot_knowledge.lexical import CHAT_STEMS, QUERY_STOPWORDS, STOPWORDS, to
 
 #: Fewer of the pack's own questions than this: too few to place a bar, the shipped head stands.
 MIN_QUERIES = 12
+#: At most this many of the pack's questions are read (every n-th), and a pack of more passages
+#: than :data:`MAX_PASSAGES` keeps the shipped head: each question rebuilds BM25 over the rest.
+#: (A large corpus holds near-duplicates anyway, so its highest negative reads high and the shift
+#: is 0: stackfaq-dev's 719 passages read 0.9999.)
+MAX_QUERIES = 200
+MAX_PASSAGES = 5000
 #: How far below the gate (in logit) the pack's highest negative is kept.
 MARGIN = 0.25
 #: The most the bar is lowered (in logit): with the shipped gate 0.6 a head P of about 0.26.
@@ -73,7 +79,7 @@ class PackFit:
     highest: float | None = None  # the highest negative's P under the shipped head
     #: Stems the pack declares without its passages saying them (product, topic, FAQ and
     #: intent keywords: "ci", "api"): never an unseen name.
-    declared: frozenset[str] = frozenset()
+    declared: frozenset[str] = field(default=frozenset(), repr=False)
 
     def apply(self, p: float) -> float:
         """``p`` with the shift added to its logit."""
@@ -129,6 +135,7 @@ def fit_pack(
 ) -> PackFit:
     """Place the pack's shift from ``negative(query)``: the shipped head's P for the query's best
     passage once its answer is removed (None when nothing is left to rank)."""
+    queries = queries[:: max(1, -(-len(queries) // MAX_QUERIES))][:MAX_QUERIES]
     found = [p for p in (negative(q) for q in queries) if p is not None]
     return place_shift(found, gate, declared)
 

@@ -45,6 +45,7 @@ from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index
 from gatebot_knowledge.multilingual import CrossMatch, MultilingualFaq
 from gatebot_knowledge.packfit import (
+    MAX_PASSAGES,
     PackFit,
     declared_words,
     fit_pack,
@@ -260,6 +261,8 @@ class KnowledgeRetriever(Retriever):
         read with their answer removed. GATEBOT_PACK_FIT=off keeps the shipped head as it is."""
         declared = declared_words(self.pack)
         if os.environ.get("GATEBOT_PACK_FIT", "").strip().lower() in ("off", "0", "false", "no"):
+            return PackFit(declared=declared)
+        if len(index.passages) > MAX_PASSAGES:
             return PackFit(declared=declared)
         embedder = self.embedder
         mode = self.wanted_mode if self.wanted_mode in index.modes and embedder else "bm25"
