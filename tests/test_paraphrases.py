@@ -16,12 +16,13 @@ from bot.turn.record import new_record
 
 SET = Path(__file__).parent / "data" / "acme_paraphrases.jsonl"
 PROBE = Path(__file__).parent / "data" / "acme_probe.jsonl"
+HOLDOUT = Path(__file__).parent / "data" / "acme_holdout.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
-    "answer": (29 / 34, 0),  # measured 30: one of margin
-    # measured 16 of 16: one of margin, as "can I export incident timelines to Jira" reads 0.59
-    # against the gate's 0.6
+    "answer": (32 / 34, 0),  # measured 33 with the pack's fit (30 before): one of margin
+    # measured 16 of 16: one of margin ("can I export incident timelines to Jira" read 0.59
+    # against the gate's 0.6 before the unseen-name rule, 0.35 with it)
     "unanswerable": (15 / 16, 1),
     "out_of_scope": (10 / 10, 0),
     "person": (4 / 4, 0),
@@ -31,13 +32,22 @@ FLOORS = {
 #: The probe set's floors, as measured after the fixes it found (README, "The sample pack's
 #: paraphrase set"): far below the tuned set's, which is the point of it.
 PROBE_FLOORS = {
-    "answer": (9 / 27, 0),  # measured 10: one of margin
-    # measured 10 of 10: one of margin, as "is there a pagerduty integration" reads 0.56
+    "answer": (12 / 27, 0),  # measured 13 with the pack's fit (10 before): one of margin
+    # measured 10 of 10: one of margin ("is there a pagerduty integration" read 0.56 before the
+    # unseen-name rule, 0.32 with it)
     "unanswerable": (9 / 10, 1),
     "out_of_scope": (4 / 8, 0),
     "person": (4 / 6, 0),
     "action": (10 / 11, 0),
     "non_english": (1 / 4, 0),
+}
+
+#: The holdout set (written before the pack's fit and not tuned on; README, "The holdout set"):
+#: answers and in-scope questions the pack does not answer only. Its wrong answers are held where
+#: they were measured, not at 0: the figures are what it is for.
+HOLDOUT_FLOORS = {
+    "answer": (17 / 27, 1),  # measured 18 right, 1 wrong
+    "unanswerable": (10 / 12, 1),  # measured 11 right, 1 wrong
 }
 
 
@@ -51,10 +61,14 @@ def test_the_set_is_large_enough_and_covers_every_kind(path: Path) -> None:
 def test_the_probe_set_shares_no_message_with_the_paraphrase_set() -> None:
     said = {c.text.casefold() for c in load_set(SET)}
     assert not [c.text for c in load_set(PROBE) if c.text.casefold() in said]
+    said |= {c.text.casefold() for c in load_set(PROBE)}
+    assert not [c.text for c in load_set(HOLDOUT) if c.text.casefold() in said]
 
 
 @pytest.mark.parametrize(
-    ("path", "floors"), [(SET, FLOORS), (PROBE, PROBE_FLOORS)], ids=["paraphrases", "probe"]
+    ("path", "floors"),
+    [(SET, FLOORS), (PROBE, PROBE_FLOORS), (HOLDOUT, HOLDOUT_FLOORS)],
+    ids=["paraphrases", "probe", "holdout"],
 )
 async def test_the_set_holds_its_floors(
     app: App, path: Path, floors: dict[str, tuple[float, int]]

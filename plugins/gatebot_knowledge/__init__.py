@@ -9,6 +9,8 @@ What this plugin owns, by module:
 - ``lexical``, ``index``: BM25 (bm25s) and the hybrid ranking over vectors in memory.
 - ``retriever``: the :class:`bot.extend.retriever.Retriever` the agent uses; builds the index
   from the store (``bot.store.passages``), searches, and reads passages in windows.
+- ``answerability``, ``specific``, ``packfit``: does the best passage answer; ``packfit`` fits the
+  head to the pack when the index is built and finds the names a pack never says.
 - ``evaluate``, ``cli``: ``gatebot knowledge index|search|read|eval``.
 
 Importing the package loads no model and no numpy-heavy code: the app pays for embeddings only

@@ -39,6 +39,7 @@ import numpy as np
 from bot.extend.retriever import Fact
 from gatebot_knowledge.index import KnowledgeIndex
 from gatebot_knowledge.lexical import tokenize
+from gatebot_knowledge.packfit import NAMED_PENALTY, PackFit, unseen_names
 from gatebot_knowledge.specific import check as check_specific
 
 LEXICAL = ("coverage", "coverage_margin", "unseen", "bm25_norm", "bm25_margin")
@@ -282,15 +283,26 @@ def assess(
     qvec: np.ndarray | None,
     k: int,
     umbrella: Umbrella | None = None,
+    fit: PackFit | None = None,
 ) -> Evidence:
     """The evidence for ``query``: its ``k`` best passages as facts, their features, and the
     shipped head's P(answerable) for the features in hand (``umbrella``: the pack's company and
-    products, see :class:`Umbrella`)."""
+    products, see :class:`Umbrella`; ``fit``: the pack's calibration, see
+    :mod:`gatebot_knowledge.packfit`, not applied to a question naming what the pack never
+    says)."""
     ranked, values, basis = features(index, query, mode, qvec)
     head = shipped_heads()[basis]
     moved = umbrella is not None and bool(ranked)
     moved = moved and _company_wide(index, query, ranked[0][0], values, umbrella)  # type: ignore[arg-type]
     p_answerable, version = head.prob(values), f"{head.version}/{basis}"
+    names = unseen_names(index.lexical.vocab, query, fit.declared if fit else frozenset())
+    values["unseen_names"] = float(len(names))
+    if names:  # evidence of no answer (see .packfit): no shift, and the logit lowered
+        p_answerable = PackFit(shift=-NAMED_PENALTY).apply(p_answerable)
+        version += "+unseen-name"
+    elif fit is not None and fit.shift:
+        p_answerable = fit.apply(p_answerable)
+        version += "+pack"
     if moved:
         version += "+company-wide"
     if values.get("agreeing"):  # the margin was taken past a rival that says the same thing

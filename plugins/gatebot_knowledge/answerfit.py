@@ -20,9 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from gatebot_knowledge.answerability import BASES, LogisticHead, features
+from gatebot_knowledge.answerability import (
+    BASES,
+    DEPTH,
+    LogisticHead,
+    agreeing_rivals,
+    assess,
+    features,
+)
 from gatebot_knowledge.evaluate import build_index, read_jsonl, read_qrels
 from gatebot_knowledge.index import KnowledgeIndex, Vectors
+from gatebot_knowledge.packfit import NAMED_PENALTY, PackFit, fit_pack, remove_rows, unseen_names
 from gatebot_knowledge.passages import Passage
 from gatebot_knowledge.specific import adjusted
 from gatebot_knowledge.specific import check as check_specific
@@ -35,6 +43,9 @@ L2 = 1.0
 #: The corpus as it is (answers under their question), and as documentation (see prose_view).
 VIEWS = ("faq", "prose")
 GENERIC_TITLE = "Product overview"
+#: How many of the collection's own titles (its questions) the pack fit reads: every n-th, so
+#: the read is the same each run.
+FIT_TITLES = 200
 
 
 @dataclass
@@ -53,12 +64,8 @@ def _held_out(relevant: frozenset[str]) -> bool:
 
 
 def _without(index: KnowledgeIndex, removed: set[int]) -> KnowledgeIndex:
-    keep = [i for i in range(len(index.passages)) if i not in removed]
-    vectors = None
-    if index.vectors is not None:
-        v = index.vectors
-        vectors = Vectors(v.joint[keep], v.titles, v.title_row[keep])
-    return KnowledgeIndex([index.passages[i] for i in keep], vectors)
+    result: KnowledgeIndex = remove_rows(index, removed)
+    return result
 
 
 def _examples_over(
@@ -77,6 +84,8 @@ def _examples_over(
             ranked, values[basis], _ = features(index, text, mode, qvec)
             if ranked:  # the value check's reading, so the scores measure what the agent acts on
                 values[basis].update(check_specific(index, text, ranked[0][0]).features())
+            # ...and the names the collection never says (see .packfit), as the agent reads them
+            values[basis]["unseen_names"] = float(len(unseen_names(index.lexical.vocab, text)))
             best = index.passages[ranked[0][0]].key if ranked else None
             labels[basis] = int(answerable and best in relevant)
         out.append(Example(text, _held_out(relevant), answerable, values, labels, view))
@@ -176,14 +185,55 @@ def fit(rows: list[Example], version: str) -> dict[str, Any]:
     }
 
 
-def _p(head: LogisticHead, e: Example, basis: str) -> float:
-    """P(answerable) as the agent reads it: the head's, then the value check's."""
-    return adjusted(head.prob(e.values[basis]), e.values[basis])
+def collection_fit(data_dir: Path, embedder: Any, gate: float) -> dict[str, PackFit]:
+    """The pack fit (:mod:`gatebot_knowledge.packfit`) of a BEIR collection, by basis: its own
+    titles (:data:`FIT_TITLES` of them) read with their best passage and its agreeing rivals
+    removed, as the retriever reads a pack's FAQ questions when it builds the index."""
+    corpus = read_jsonl(data_dir / "corpus.jsonl")
+    passages = [
+        Passage(str(d["_id"]), str(d.get("title") or ""), str(d.get("text") or ""), "beir", "doc")
+        for d in corpus
+    ]
+    full = build_index(passages, "hybrid" if embedder is not None else "bm25", embedder)
+    titles = list(dict.fromkeys(p.title.strip() for p in passages if p.title.strip()))
+    titles = titles[:: max(1, len(titles) // FIT_TITLES)][:FIT_TITLES]
+    out = {}
+    for basis, mode in (("dense", "hybrid"), ("lexical", "bm25")):
+        if basis == "dense" and embedder is None:
+            continue
+
+        def negative(query: str, mode: str = mode) -> float | None:
+            qvec = embedder.embed_query(query) if mode != "bm25" else None
+            rows = [r for r, _ in full.rank(query, DEPTH, mode, qvec)]
+            if not rows:
+                return None
+            removed = {rows[0]} | {rows[pos] for pos in agreeing_rivals(full, rows)}
+            return assess(remove_rows(full, removed), query, mode, qvec, 1).p_answerable
+
+        out[basis] = fit_pack(titles, negative, gate)
+    return out
 
 
-def scores(head: LogisticHead, rows: list[Example], basis: str, threshold: float) -> dict[str, Any]:
+def _p(head: LogisticHead, e: Example, basis: str, fit: PackFit | None = None) -> float:
+    """P(answerable) as the agent reads it: the head's, lowered for a name the collection never
+    says or else shifted by the pack fit, then the value check's."""
+    p = head.prob(e.values[basis])
+    if e.values[basis].get("unseen_names"):
+        p = PackFit(shift=-NAMED_PENALTY).apply(p)
+    elif fit is not None:
+        p = fit.apply(p)
+    return adjusted(p, e.values[basis])
+
+
+def scores(
+    head: LogisticHead,
+    rows: list[Example],
+    basis: str,
+    threshold: float,
+    fit: PackFit | None = None,
+) -> dict[str, Any]:
     """Precision of the answered, share of answerable answered, false answers on removed."""
-    answered = [e for e in rows if _p(head, e, basis) >= threshold]
+    answered = [e for e in rows if _p(head, e, basis, fit) >= threshold]
     right = sum(e.labels[basis] for e in answered)
     answerable = [e for e in rows if e.labels[basis]]
     removed = [e for e in rows if not e.answerable]
@@ -192,7 +242,7 @@ def scores(head: LogisticHead, rows: list[Example], basis: str, threshold: float
         "precision": round(right / len(answered), 4) if answered else None,
         "answered": round(right / len(answerable), 4) if answerable else None,
         "false_answers_when_removed": round(
-            sum(1 for e in removed if _p(head, e, basis) >= threshold) / len(removed), 4
+            sum(1 for e in removed if _p(head, e, basis, fit) >= threshold) / len(removed), 4
         )
         if removed
         else None,
@@ -200,7 +250,10 @@ def scores(head: LogisticHead, rows: list[Example], basis: str, threshold: float
 
 
 def evaluate(
-    rows: list[Example], heads: dict[str, LogisticHead], threshold: float
+    rows: list[Example],
+    heads: dict[str, LogisticHead],
+    threshold: float,
+    fits: dict[str, PackFit] | None = None,
 ) -> dict[str, Any]:
     """Held-out figures at ``threshold`` and over :data:`SWEEP`, by view ("faq": the collection
     as it is; "prose": as documentation) and basis (the lexical head reads the same lexical
@@ -215,20 +268,25 @@ def evaluate(
             if not shown or (view != "faq" and basis == "lexical"):
                 continue
             if all(basis in e.values for e in shown):
-                out[f"{view}/{basis}"] = _figures(head, shown, basis, threshold)
+                fit = (fits or {}).get(basis)
+                out[f"{view}/{basis}"] = _figures(head, shown, basis, threshold, fit)
     return out
 
 
 def _figures(
-    head: LogisticHead, rows: list[Example], basis: str, threshold: float
+    head: LogisticHead,
+    rows: list[Example],
+    basis: str,
+    threshold: float,
+    fit: PackFit | None = None,
 ) -> dict[str, Any]:
     asked = max(1, sum(1 for e in rows if e.answerable))
     return {
         # No check at all: every question (both variants) answered from its best passage.
         "precision_without_check": round(sum(e.labels[basis] for e in rows) / len(rows), 4),
         "best_is_relevant": round(sum(e.labels[basis] for e in rows) / asked, 4),
-        "at_threshold": scores(head, rows, basis, threshold),
-        "sweep": [scores(head, rows, basis, t) for t in SWEEP],
+        "at_threshold": scores(head, rows, basis, threshold, fit),
+        "sweep": [scores(head, rows, basis, t, fit) for t in SWEEP],
     }
 
 

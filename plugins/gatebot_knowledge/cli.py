@@ -134,6 +134,11 @@ def read_cmd(key: str, offset: int, length: int, pack: str | None) -> None:
     default=None,
     help="With --answerability: fit the heads on the fit split and write them to this file.",
 )
+@click.option(
+    "--pack-fit",
+    is_flag=True,
+    help="With --answerability: apply the pack fit, placed on the collection's own titles.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def eval_cmd(
     corpus: str | None,
@@ -145,6 +150,7 @@ def eval_cmd(
     answerability: bool,
     threshold: float | None,
     fit_to: str | None,
+    pack_fit: bool,
     as_json: bool,
 ) -> None:
     """nDCG@10, recall@10, MRR@10 and latency on a BEIR-format collection; with
@@ -152,7 +158,7 @@ def eval_cmd(
     if answerability:
         if data_dir is None:
             raise click.UsageError("--answerability needs --data-dir")
-        _answerability(Path(data_dir), threshold, fit_to, as_json)
+        _answerability(Path(data_dir), threshold, fit_to, as_json, pack_fit)
         return
     folder = Path(data_dir) if data_dir else None
     paths = [
@@ -181,7 +187,11 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
 
 
 def _answerability(
-    data_dir: Path, threshold: float | None, fit_to: str | None, as_json: bool
+    data_dir: Path,
+    threshold: float | None,
+    fit_to: str | None,
+    as_json: bool,
+    pack_fit: bool = False,
 ) -> None:
     """Held-out precision and share answered at the threshold, and a sweep (answerfit)."""
     from bot.packs.model import DEFAULT_GATES
@@ -189,7 +199,8 @@ def _answerability(
     from gatebot_knowledge.answerability import LogisticHead, shipped_heads
     from gatebot_knowledge.embedder import load_embedder
 
-    rows = answerfit.examples(data_dir, load_embedder())
+    embedder = load_embedder()
+    rows = answerfit.examples(data_dir, embedder)
     if fit_to:
         content = answerfit.fit(rows, "answerability-1")
         answerfit.write_heads(content, Path(fit_to))
@@ -197,11 +208,16 @@ def _answerability(
     else:
         heads = shipped_heads()
     gate = DEFAULT_GATES["answerable"] if threshold is None else threshold
-    result = answerfit.evaluate(rows, heads, gate)
+    fits = answerfit.collection_fit(data_dir, embedder, gate) if pack_fit else None
+    result = answerfit.evaluate(rows, heads, gate, fits)
+    if fits:
+        result["pack_fit"] = {basis: fit.as_dict() for basis, fit in fits.items()}
     if as_json:
         click.echo(json.dumps(result))
         return
     click.echo(f"held-out queries: {result['held_out_queries']} (each with and without its answer)")
     for name, figures in result.items():
-        if isinstance(figures, dict):
+        if name == "pack_fit":
+            click.echo(f"pack fit: {figures}")
+        elif isinstance(figures, dict):
             click.echo(answerfit.table(name, figures))

@@ -38,12 +38,21 @@ from bot.extend.retriever import Fact, FaqMatch, QueryVector, Retriever
 from bot.packs import Pack
 from bot.store import Store
 from bot.store import passages as stored
-from gatebot_knowledge.answerability import Evidence, Umbrella, assess
+from gatebot_knowledge.answerability import DEPTH, Evidence, Umbrella, agreeing_rivals, assess
 from gatebot_knowledge.embedder import Embedder, load_embedder
 from gatebot_knowledge.faqmatch import faq_match
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index
 from gatebot_knowledge.multilingual import CrossMatch, MultilingualFaq
+from gatebot_knowledge.packfit import (
+    MAX_PASSAGES,
+    PackFit,
+    declared_words,
+    fit_pack,
+    pack_queries,
+    remove_rows,
+    unseen_names,
+)
 from gatebot_knowledge.passages import Passage, pack_passages
 
 log = logging.getLogger(__name__)
@@ -71,6 +80,7 @@ class BuildReport:
     mode: str = "bm25"
     model: str | None = None
     seconds: float = 0.0
+    pack_fit: dict[str, Any] = field(default_factory=dict)  # see .packfit
 
 
 def to_rows(passages: list[Passage]) -> list[stored.PassageRow]:
@@ -183,6 +193,7 @@ class KnowledgeRetriever(Retriever):
         self._index: KnowledgeIndex | None = None  # the built index, swapped in whole
         self._fallback: KnowledgeIndex | None = None  # BM25 over the pack until then
         self._cross: tuple[KnowledgeIndex, MultilingualFaq] | None = None  # see .multilingual
+        self._fit: tuple[KnowledgeIndex, PackFit] | None = None  # the built index's, see .packfit
         self._lock = threading.Lock()
         self._documents: dict[str, tuple[str, str]] | None = None
         self._vectors: dict[tuple[str, str], np.ndarray] = {}  # recent query vectors
@@ -228,6 +239,9 @@ class KnowledgeRetriever(Retriever):
                 self.store,
                 self._progress,
             )
+            fit = self._pack_fit(self._index)
+            self._fit = (self._index, fit)
+            report.pack_fit = fit.as_dict()
         report.mode = self.mode
         log.info(
             "knowledge: %d passages of %s ready in %.2fs (mode %s, %d embedded)",
@@ -238,6 +252,35 @@ class KnowledgeRetriever(Retriever):
             report.embedded,
         )
         return report
+
+    def _umbrella(self) -> Umbrella:
+        return Umbrella(self.pack.company, tuple(p.name for p in self.pack.products))
+
+    def _pack_fit(self, index: KnowledgeIndex) -> PackFit:
+        """The pack's calibration of the answerability head (:mod:`.packfit`): its own questions
+        read with their answer removed. GATEBOT_PACK_FIT=off keeps the shipped head as it is."""
+        declared = declared_words(self.pack)
+        if os.environ.get("GATEBOT_PACK_FIT", "").strip().lower() in ("off", "0", "false", "no"):
+            return PackFit(declared=declared)
+        if len(index.passages) > MAX_PASSAGES:
+            return PackFit(declared=declared)
+        embedder = self.embedder
+        mode = self.wanted_mode if self.wanted_mode in index.modes and embedder else "bm25"
+        umbrella = self._umbrella()
+
+        def negative(query: str) -> float | None:
+            qvec = embedder.embed_query(query) if embedder is not None and mode != "bm25" else None
+            rows = [r for r, _ in index.rank(query, DEPTH, mode, qvec)]
+            if not rows:
+                return None
+            removed = {rows[0]} | {rows[pos] for pos in agreeing_rivals(index, rows)}
+            rest = remove_rows(index, removed)
+            if not rest.passages:
+                return None
+            return assess(rest, query, mode, qvec, 1, umbrella).p_answerable
+
+        gate = float(self.pack.gates.get("answerable", 0.6))
+        return fit_pack(pack_queries(self.pack), negative, gate, declared)
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -308,8 +351,9 @@ class KnowledgeRetriever(Retriever):
         if foreign is not None:
             return self._cross_evidence(query, foreign)
         index, mode, qvec, query = self._query(query, vector)
-        umbrella = Umbrella(self.pack.company, tuple(p.name for p in self.pack.products))
-        evidence = assess(index, query, mode, qvec, k, umbrella)
+        held = self._fit
+        fit = held[1] if held is not None and held[0] is index else None
+        evidence = assess(index, query, mode, qvec, k, self._umbrella(), fit)
         evidence.query = query
         if mode == "hybrid" and qvec is not None:
             # A confident FAQ match is evidence too: what pre-flight would answer verbatim, the
@@ -320,7 +364,15 @@ class KnowledgeRetriever(Retriever):
             # ...unless another passage sits as close: two entries alike ("is there a free plan"
             # between the trial entry and the pricing one) are a doubt the match cannot settle.
             clear = evidence.features.get("dense_margin", 0.0) >= FAQ_MATCH_CLEAR
-            if found.key == best and clear and found.confidence > evidence.p_answerable:
+            # ...nor when the question names what the pack never says ("send alerts into
+            # Opsgenie" matches the Slack entry): see .packfit.
+            named = evidence.features.get("unseen_names", 0.0) > 0
+            if (
+                found.key == best
+                and clear
+                and not named
+                and found.confidence > evidence.p_answerable
+            ):
                 evidence.p_answerable = found.confidence
                 evidence.version += "+faq-match"
         return evidence
@@ -336,7 +388,13 @@ class KnowledgeRetriever(Retriever):
         index, mode, qvec, query = self._query(query)
         if mode != "hybrid" or qvec is None:
             return None  # BM25 scores have no scale to read a match from (see .faqmatch)
-        return faq_match(index, query, qvec)
+        found = faq_match(index, query, qvec)
+        held = self._fit
+        declared = held[1].declared if held is not None and held[0] is index else frozenset()
+        if found.key is not None and unseen_names(index.lexical.vocab, query, declared):
+            # A question about something the pack never names is no entry's (see .packfit).
+            return FaqMatch(None, 0.0, found.score, mode)
+        return found
 
     async def faq_match(self, query: str) -> FaqMatch | None:
         """The FAQ entry ``query`` asks, through the hybrid ranking (:mod:`.faqmatch`)."""

@@ -1,0 +1,189 @@
+"""Fitting the answerability head to a pack when its index is built, and the names it never says.
+
+The shipped head (:mod:`gatebot_knowledge.answerability`) is fitted on stackfaq-dev, a large forum
+corpus. On a small pack in one narrow domain the question it answers reads lower: a right first
+passage for a customer's own wording sits at P 0.1-0.58, in the same band as the pack's true "not
+in here" questions. What "in scope but not answered" looks like is a property of the pack, so it
+is measured on the pack, self-supervised, each time the index is built:
+
+- **Queries**: the pack's own questions: each FAQ entry's question and the examples of every
+  intent whose move is ``answer`` (what the pack says its customers ask).
+- **Negatives, leave one out**: each query is ranked, and its best passage removed with every
+  rival that says the same thing (:func:`~gatebot_knowledge.answerability.agreeing_rivals`), so
+  what is left cannot be the answer the pack gives; the shipped head's P for the new best passage
+  is what an in-scope question the pack does not answer reads *in this pack*.
+- **Calibration**: a shift of the head's logit, so the highest of those negatives sits
+  :data:`MARGIN` below the ``answerable`` gate: a question must read better than anything the
+  pack's own questions read with their answer taken away. The shift only ever lowers the bar
+  (never below 0, at most :data:`MAX_SHIFT`); with fewer than :data:`MIN_QUERIES` queries the
+  shipped head stands as it is.
+
+**Names the pack never says.** A question naming something the pack never mentions ("is there a
+pagerduty integration", "can I export incident timelines to Jira") is about that thing, and the
+pack says nothing about it, however close its nearest passage sits (an integrations entry about
+GitHub). :func:`unseen_names` finds such words: ones the pack never uses, written as a name
+(capitalised mid-sentence, an acronym, a domain) or named as what is integrated or connected.
+With one, the pack's shift is not applied, the head's logit is lowered by :data:`NAMED_PENALTY`,
+and no FAQ entry is matched (pre-flight's nor the answer path's: "send our alerts into Opsgenie"
+is close to the Slack entry).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gatebot_knowledge.lexical import CHAT_STEMS, QUERY_STOPWORDS, STOPWORDS, tokenize
+
+#: Fewer of the pack's own questions than this: too few to place a bar, the shipped head stands.
+MIN_QUERIES = 12
+#: At most this many of the pack's questions are read (every n-th), and a pack of more passages
+#: than :data:`MAX_PASSAGES` keeps the shipped head: each question rebuilds BM25 over the rest.
+#: (A large corpus holds near-duplicates anyway, so its highest negative reads high and the shift
+#: is 0: stackfaq-dev's 719 passages read 0.9999.)
+MAX_QUERIES = 200
+MAX_PASSAGES = 5000
+#: How far below the gate (in logit) the pack's highest negative is kept.
+MARGIN = 0.25
+#: The most the bar is lowered (in logit): with the shipped gate 0.6 a head P of about 0.26.
+MAX_SHIFT = 1.5
+#: Subtracted from the head's logit when the question names what the pack never says:
+#: "is there a pagerduty integration" read 0.56 and "can I export incident timelines to Jira" 0.59
+#: against the gate's 0.6 (0.32 and 0.35 with it).
+NAMED_PENALTY = 1.0
+
+_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?")
+#: The thing a question asks to be integrated, connected or sent to: "a pagerduty integration",
+#: "integrate with bitbucket", "connect to azure", "export ... to jira".
+_NAMED_AFTER = re.compile(
+    r"\b(?:integrat\w*|connect\w*|compatible|sync\w*|export\w*|import\w*)\s+"
+    r"(?:\w+\s+){0,3}?(?:with|to|into|from|via)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?"
+    r"([A-Za-z0-9][\w.\-]*)",
+    re.IGNORECASE,
+)
+#: (The typo channel may have spelled "integration" as the pack's "integrate".)
+_NAMED_BEFORE = re.compile(r"\b([A-Za-z0-9][\w.\-]*)\s+integrat\w*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PackFit:
+    """The pack's calibration: the logit shift, and what it was placed from."""
+
+    shift: float = 0.0
+    queries: int = 0
+    highest: float | None = None  # the highest negative's P under the shipped head
+    #: Stems the pack declares without its passages saying them (product, topic, FAQ and
+    #: intent keywords: "ci", "api"): never an unseen name.
+    declared: frozenset[str] = field(default=frozenset(), repr=False)
+
+    def apply(self, p: float) -> float:
+        """``p`` with the shift added to its logit."""
+        if not self.shift:
+            return p
+        z = math.log(max(p, 1e-9) / max(1.0 - p, 1e-9)) + self.shift
+        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+
+    def as_dict(self) -> dict[str, Any]:
+        highest = None if self.highest is None else round(self.highest, 4)
+        return {"shift": round(self.shift, 4), "queries": self.queries, "highest": highest}
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-9), 1.0 - 1e-9)
+    return math.log(p / (1.0 - p))
+
+
+def declared_words(pack: Any) -> frozenset[str]:
+    """The stems of every keyword the pack declares (products, scope topics, FAQ, intents)."""
+    words = [p.name for p in pack.products]
+    words += [k for p in pack.products for k in p.keywords]
+    words += [k for t in pack.topics for k in t.keywords]
+    words += [k for f in pack.faq for k in f.keywords]
+    words += [k for i in pack.intents for k in i.keywords]
+    return frozenset(t for w in words for t in tokenize(w))
+
+
+def pack_queries(pack: Any) -> list[str]:
+    """The pack's own questions: FAQ questions and the examples of intents that answer."""
+    out = [f.question for f in pack.faq]
+    out += [e for i in pack.intents if i.move == "answer" for e in i.examples]
+    return list(dict.fromkeys(q.strip() for q in out if q.strip()))
+
+
+def place_shift(
+    negatives: list[float], gate: float, declared: frozenset[str] = frozenset()
+) -> PackFit:
+    """The shift that keeps the highest negative :data:`MARGIN` under ``gate`` (see the module
+    docstring), or none when there are too few negatives."""
+    if len(negatives) < MIN_QUERIES:
+        return PackFit(0.0, len(negatives), max(negatives) if negatives else None, declared)
+    highest = max(negatives)
+    shift = _logit(gate) - _logit(highest) - MARGIN
+    return PackFit(min(MAX_SHIFT, max(0.0, shift)), len(negatives), highest, declared)
+
+
+def fit_pack(
+    queries: list[str],
+    negative: Callable[[str], float | None],
+    gate: float,
+    declared: frozenset[str] = frozenset(),
+) -> PackFit:
+    """Place the pack's shift from ``negative(query)``: the shipped head's P for the query's best
+    passage once its answer is removed (None when nothing is left to rank)."""
+    queries = queries[:: max(1, -(-len(queries) // MAX_QUERIES))][:MAX_QUERIES]
+    found = [p for p in (negative(q) for q in queries) if p is not None]
+    return place_shift(found, gate, declared)
+
+
+def _sentence_start(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    return not before or before[-1] in ".!?:;\"'(-"
+
+
+def unseen_names(
+    known: dict[str, int], query: str, declared: frozenset[str] = frozenset()
+) -> list[str]:
+    """Words of ``query`` the pack never uses (``known``: its passages' stemmed vocabulary;
+    ``declared``: its keywords' stems) that name a thing: capitalised other than at a sentence's
+    start, an acronym, a domain, or what is asked to be integrated or connected (see the module
+    docstring)."""
+
+    def unseen(word: str) -> bool:
+        ignored = CHAT_STEMS | QUERY_STOPWORDS
+        stems = tokenize(word)
+        return any(s not in known and s not in declared and s not in ignored for s in stems)
+
+    names: list[str] = []
+    for match in _TOKEN.finditer(query):
+        word = match.group(0)
+        if len(word) < 2 or word.lower() in STOPWORDS or not unseen(word):
+            continue
+        letters = [c for c in word if c.isalpha()]
+        acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
+        capital = any(c.isupper() for c in word) and not _sentence_start(query, match.start())
+        domain = "." in word.strip(".")
+        if acronym or capital or domain:
+            names.append(word)
+    for pattern in (_NAMED_AFTER, _NAMED_BEFORE):
+        for match in pattern.finditer(query):
+            word = match.group(1).strip(".-")
+            if word.lower() not in STOPWORDS and unseen(word) and word not in names:
+                names.append(word)
+    return names
+
+
+def remove_rows(index: Any, removed: set[int]) -> Any:
+    """The index without the rows in ``removed`` (vectors and BM25 rebuilt over the rest)."""
+    from gatebot_knowledge.index import KnowledgeIndex, Vectors
+
+    keep = [i for i in range(len(index.passages)) if i not in removed]
+    vectors = None
+    if index.vectors is not None:
+        v = index.vectors
+        vectors = Vectors(v.joint[keep], v.titles, np.asarray(v.title_row)[keep])
+    return KnowledgeIndex([index.passages[i] for i in keep], vectors)
