@@ -10,6 +10,9 @@ Each line of the set (JSON) is ``{"text", "kind", ...}``, one fresh conversation
 - ``action`` with ``flow``: that flow started.
 - ``non_english`` with ``keys``: right when it cites one of ``keys``, safe when it cites nothing,
   wrong when it cites anything else (an unrelated passage is never acceptable).
+- ``lookalike``: a message that names a person, a refund or seats but asks for neither ("what is
+  your refund policy", "can someone with the manager role see billing?"): right when nothing is
+  handed off and no flow starts, wrong when either happens.
 
 A line may carry ``before``: messages sent first in the same conversation (a follow-up such as
 "is it encrypted?" after "where is my data stored?"); only the last turn is scored.
@@ -28,7 +31,15 @@ from typing import Any
 
 from bot.errors import ConfigError
 
-KINDS = ("answer", "unanswerable", "out_of_scope", "person", "action", "non_english")
+KINDS = (
+    "answer",
+    "unanswerable",
+    "out_of_scope",
+    "person",
+    "action",
+    "non_english",
+    "lookalike",
+)
 
 
 @dataclass
@@ -83,6 +94,8 @@ def verdict(case: Case, record: Mapping[str, Any], replies: list[dict[str, Any]]
     if case.kind == "person":
         return "right" if move == "handoff" else "safe"
     flow = record["flow"]
+    if case.kind == "lookalike":
+        return "wrong" if move == "handoff" or flow else "right"
     return "right" if flow and flow["name"] == case.flow else "safe"
 
 

@@ -134,6 +134,22 @@ def test_an_unsure_intent_offers_only_options_above_the_floor(pack: Pack) -> Non
     assert none.move == pack.default_move and "clarify floor 0.15" in none.rule
 
 
+def test_a_person_is_offered_only_as_the_likeliest(pack: Pack) -> None:
+    # "I'm locked out of my account": a person as the runner-up is not asked about; the
+    # support question is answered (a customer can ask for a person at any turn).
+    support_first = [{"name": "support_request", "score": 0.66}, {"name": "human", "score": 0.18}]
+    answered = _decide(pack, _unsure(support_first))
+    assert answered.move == "answer" and answered.options == []
+    # A person more likely than not: handed off unless a move head is sure of the question.
+    person_first = [{"name": "human", "score": 0.76}, {"name": "demo", "score": 0.04}]
+    handed = _decide(pack, _unsure(person_first))
+    assert handed.move == "handoff" and "a person more likely than not" in handed.rule
+    # Less likely than that, it is asked about, as any unsure intent.
+    maybe = [{"name": "human", "score": 0.35}, {"name": "demo", "score": 0.2}]
+    asked = _decide(pack, _unsure(maybe))
+    assert asked.move == "clarify" and asked.options == ["human", "demo"]
+
+
 async def test_without_a_desk_for_leads_the_customer_is_told_to_write(pack: Pack) -> None:
     no_desks = copy.copy(pack)
     no_desks.helpdesks = []

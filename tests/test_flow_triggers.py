@@ -244,3 +244,43 @@ async def test_without_a_desk_for_leads_the_demo_flow_promises_no_call(
         await app.stop()
     assert result.replies[0]["text"] == "You can write to sales@acme.example to arrange this."
     assert result.record["flow"]["status"] == "done"
+
+
+async def test_a_person_the_head_is_unsure_of_is_read_from_the_nearest_lines(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    client, _ = flow_client
+    text = "this bot is useless. put me through to somebody who can help"
+    body = await (await start(client)).say(text)
+    assert body["turn"]["move"]["name"] == "handoff"
+    (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]
+    assert intent["answer"] == "human" and intent["version"].endswith("+near")
+    assert intent["near"]["cosine"] >= 0.55 and intent["near"]["margin"] >= 0.15
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the on-call person doesn't respond to an alert, does it go to someone else?",
+        "what's the difference between the admin role and the member role for a person on my team?",
+        "can someone with the manager role see the billing page?",
+    ],
+)
+async def test_a_question_that_names_a_person_is_not_handed_off(
+    flow_client: tuple[TestClient, App], text: str
+) -> None:
+    client, _ = flow_client
+    body = await (await start(client)).say(text)
+    assert body["turn"]["move"]["name"] != "handoff"
+    assert body["turn"]["flow"] is None
+
+
+async def test_a_seat_request_in_words_far_from_the_pack_is_not_declined(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    # "license" keeps it in scope; its wording sits nearer the generic outside lines than the
+    # pack's, but the head reads a request the pack has a flow for.
+    client, _ = flow_client
+    body = await (await start(client)).say("one of our devs quit, can you drop her license")
+    assert body["turn"]["scope"]["verdict"] == "in"
+    assert body["turn"]["flow"]["name"] == "add_seats"

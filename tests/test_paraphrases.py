@@ -1,7 +1,9 @@
-"""The sample pack's paraphrase set (tests/data/acme_paraphrases.jsonl) and its probe set
-(tests/data/acme_probe.jsonl: written later, the way customers write, and not tuned against) as
-regression tests: every message through a whole turn, each kind held to a floor it reached when
-the floor was set. Raise a floor when the agent gets better; a drop below one is a regression."""
+"""The sample pack's paraphrase set (tests/data/acme_paraphrases.jsonl), its probe set
+(tests/data/acme_probe.jsonl: written later, the way customers write, and not tuned against) and
+its requests set (tests/data/acme_requests.jsonl: requests for a person and to act, and questions
+that only look like them) as regression tests: every message through a whole turn, each kind
+held to a floor it reached when the floor was set. Raise a floor when the agent gets better; a
+drop below one is a regression."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from bot.turn.record import new_record
 SET = Path(__file__).parent / "data" / "acme_paraphrases.jsonl"
 PROBE = Path(__file__).parent / "data" / "acme_probe.jsonl"
 HOLDOUT = Path(__file__).parent / "data" / "acme_holdout.jsonl"
+REQUESTS = Path(__file__).parent / "data" / "acme_requests.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -36,10 +39,19 @@ PROBE_FLOORS = {
     # measured 10 of 10: one of margin ("is there a pagerduty integration" read 0.56 before the
     # unseen-name rule, 0.32 with it)
     "unanswerable": (9 / 10, 1),
+    # measured 5: "my landlord won't give back my deposit" is declined since the hand-off and
+    # seats lines joined the pack's texts, with no margin to count on
     "out_of_scope": (4 / 8, 0),
-    "person": (4 / 6, 0),
-    "action": (10 / 11, 0),
+    "person": (6 / 6, 0),
+    "action": (11 / 11, 0),
     "non_english": (1 / 4, 0),
+}
+#: The requests set's floors (README, "The sample pack's paraphrase set"): every look-alike
+#: neither handed off nor started on a flow.
+REQUESTS_FLOORS = {
+    "person": (11 / 12, 0),
+    "action": (11 / 13, 0),
+    "lookalike": (9 / 9, 0),
 }
 
 #: The holdout set (written before the pack's fit and not tuned on; README, "The holdout set"):
@@ -58,17 +70,27 @@ def test_the_set_is_large_enough_and_covers_every_kind(path: Path) -> None:
     assert {c.kind for c in cases} == set(FLOORS)
 
 
-def test_the_probe_set_shares_no_message_with_the_paraphrase_set() -> None:
-    said = {c.text.casefold() for c in load_set(SET)}
-    assert not [c.text for c in load_set(PROBE) if c.text.casefold() in said]
-    said |= {c.text.casefold() for c in load_set(PROBE)}
-    assert not [c.text for c in load_set(HOLDOUT) if c.text.casefold() in said]
+def test_the_requests_set_covers_its_kinds_in_other_languages_too() -> None:
+    cases = load_set(REQUESTS)
+    assert len(cases) >= 30
+    assert {c.kind for c in cases} == set(REQUESTS_FLOORS)
+    # Each language the pack speaks besides English asks for a person and to act.
+    for word in ("¿", "Sie", "vous"):
+        assert {c.kind for c in cases if word in c.text} >= {"person"}
+
+
+def test_the_sets_share_no_message() -> None:
+    seen: set[str] = set()
+    for path in (SET, PROBE, HOLDOUT, REQUESTS):
+        said = {c.text.casefold() for c in load_set(path)}
+        assert not said & seen, path
+        seen |= said
 
 
 @pytest.mark.parametrize(
     ("path", "floors"),
-    [(SET, FLOORS), (PROBE, PROBE_FLOORS), (HOLDOUT, HOLDOUT_FLOORS)],
-    ids=["paraphrases", "probe", "holdout"],
+    [(SET, FLOORS), (PROBE, PROBE_FLOORS), (HOLDOUT, HOLDOUT_FLOORS), (REQUESTS, REQUESTS_FLOORS)],
+    ids=["paraphrases", "probe", "holdout", "requests"],
 )
 async def test_the_set_holds_its_floors(
     app: App, path: Path, floors: dict[str, tuple[float, int]]
@@ -102,6 +124,10 @@ def test_verdicts() -> None:
     assert verdict(outside, _record("decline", [], calls=1), []) == "safe"
     assert verdict(Case("q", "action", flow="refund"), _record("ask", [], "refund"), []) == "right"
     assert verdict(Case("q", "person"), _record("handoff", []), []) == "right"
+    lookalike = Case("what is your refund policy", "lookalike")
+    assert verdict(lookalike, _record("answer", ["faq-pricing"]), []) == "right"
+    assert verdict(lookalike, _record("handoff", []), []) == "wrong"
+    assert verdict(lookalike, _record("ask", [], "refund"), []) == "wrong"
 
 
 def test_a_bad_line_is_named(tmp_path: Path) -> None:

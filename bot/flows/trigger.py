@@ -28,7 +28,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bot.flows.across import Across, AcrossIndex
+from bot.flows.across import ACROSS_MARGIN, Across, AcrossIndex
 from bot.flows.model import Flow
 from bot.flows.steps.phrases import read_message
 from bot.packs import Pack
@@ -69,15 +69,26 @@ class ExampleIndex:
     """Every intent's and flow's example on the heads' shared embedding, to find the line
     nearest a message. ``batcher`` embeds the message (its vector is the heads' own, cached);
     the lines are embedded once. ``retriever``: what may embed across languages, for a message
-    in another language than the pack's."""
+    in another language than the pack's. The playbook's hand-off lines (``move_examples``:
+    frustration that wants a person) stand with the hand-off intent's own examples, for
+    :meth:`hands_off`; they are no flow's, so they only ever keep a flow from being nearest."""
 
     def __init__(self, pack: Pack, batcher: Any, retriever: Any = None) -> None:
         self.batcher = batcher
         self.across = AcrossIndex(pack, retriever)
-        owners: dict[str, str | None] = {line: None for line, _ in pack.intent_lines()}
+        intent_of: dict[str, str] = {}
+        for line, intent_name in pack.intent_lines():
+            intent_of.setdefault(line, intent_name)
+        person = next((i.name for i in pack.intents if i.move == "handoff"), None)
+        if person is not None:
+            for line in pack.move_examples.get("handoff", []):
+                intent_of.setdefault(line, person)
+        owners: dict[str, str | None] = dict.fromkeys(intent_of)
         for flow in pack.flows.values():
             owners.update({ex: flow.name for ex in flow.trigger.examples})
         self.lines, self.owners = list(owners), list(owners.values())
+        self.intents = [intent_of.get(line, "") for line in self.lines]
+        self.person = person
         self._matrix: Any = None
 
     @property
@@ -94,14 +105,51 @@ class ExampleIndex:
     async def _nearest(self, text: str) -> Nearest | None:
         if not self.useful:
             return None
+        scores = await self._scores(text)
+        best = int(scores.argmax())
+        return Nearest(self.owners[best], float(scores[best]))
+
+    async def hands_off(self, text: str, at: float) -> PersonNear | None:
+        """The hand-off intent when its lines are nearest the message, at cosine ``at`` (the
+        ``flowExample`` gate) or more and :data:`ACROSS_MARGIN` ahead of every other intent's
+        nearest line; else None. The head can be unsure of a request for a person it was not
+        taught word for word ("Let me speak to a manager": hand-off at 0.61) while the line
+        nearest it is plainly one; a question that only mentions a person ("if the on-call
+        person doesn't respond ...") is nearest a product question, and reads nothing."""
+        if self.batcher is None or self.person is None:
+            return None
+        scores = (await self._scores(text)).tolist()
+        best: dict[str, float] = {}
+        for intent_name, cosine in zip(self.intents, scores, strict=True):
+            best[intent_name] = max(best.get(intent_name, -1.0), float(cosine))
+        mine = best.pop(self.person, -1.0)
+        found = PersonNear(self.person, mine, mine - max(best.values(), default=-1.0))
+        return found if found.cosine >= at and found.margin >= ACROSS_MARGIN else None
+
+    async def _scores(self, text: str) -> Any:
+        """The message's cosine with every line (the lines are embedded on first use)."""
         if self._matrix is None:
             from bot.heads.encoder import embed_shipped
 
             self._matrix = await asyncio.to_thread(embed_shipped, self.lines)  # once
-        vector = await self.batcher.embed(text)
-        scores = self._matrix @ vector
-        best = int(scores.argmax())
-        return Nearest(self.owners[best], float(scores[best]))
+        return self._matrix @ await self.batcher.embed(text)
+
+
+@dataclass
+class PersonNear:
+    """A request for a person read from the nearest lines: the hand-off intent, its nearest
+    line's cosine and the margin over the nearest line of any other intent."""
+
+    intent: str
+    cosine: float
+    margin: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "intent": self.intent,
+            "cosine": round(self.cosine, 4),
+            "margin": round(self.margin, 4),
+        }
 
 
 def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest | None) -> Signals:

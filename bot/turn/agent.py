@@ -264,6 +264,8 @@ class Agent:
         intent_read = pre.intent_read(self.pack, intent_read)
         if intent_read["outcome"] != "act":
             intent_read = await self._person_across(turn.text, intent_read)
+        if intent_read["outcome"] != "act":
+            intent_read = await self._person_near(turn.text, intent_read)
         turn.record["reads"] = [intent_read, sentiment_read]
         turn.clock.lap("heads")
         return intent_read, sentiment_read
@@ -496,6 +498,28 @@ class Agent:
         )
         # The cosine is no probability: the margin the read cleared is what vouches for it.
         read["outcome"], read["across"] = "act", found.as_dict()
+        read["ranking"] = intent_read.get("ranking", [])
+        return read
+
+    async def _person_near(self, text: str, intent_read: Read) -> Read:
+        """A request for a person the intent head is unsure of: the hand-off intent when its
+        lines (and the playbook's hand-off lines) are nearest the message on the heads'
+        embedding, at the ``flowExample`` gate and a clear margin
+        (:meth:`bot.flows.trigger.ExampleIndex.hands_off`), so a hand-off is read by more than
+        the move head alone."""
+        found = await self.flow_examples.hands_off(text, self.pack.gates["flowExample"])
+        if found is None:
+            return intent_read
+        read = gates.read(
+            "intent",
+            f"{intent_read['version']}+near",
+            found.intent,
+            found.cosine,
+            "intent",
+            self.pack.gates["intent"],
+        )
+        # The cosine is no probability: the margin the read cleared is what vouches for it.
+        read["outcome"], read["near"] = "act", found.as_dict()
         read["ranking"] = intent_read.get("ranking", [])
         return read
 

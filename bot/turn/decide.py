@@ -26,6 +26,9 @@ HANDOFF_ACCEPTED = "hard rule: hand off when the customer accepts the offer of a
 ACKNOWLEDGE_UPSET = "hard rule: acknowledge a frustrated customer and offer a person"
 #: Moves that ask the customer for something; an upset customer is not asked for anything.
 _ASKING = ("ask", "clarify", "confirm")
+#: An unsure read this likely of a person (more likely than everything else together) makes a
+#: hand-off the playbook's preference.
+PERSON_LIKELY = 0.5
 
 
 @dataclass
@@ -237,10 +240,29 @@ def value_check(check: ValueCheck) -> Decision:
 
 def _unsure_intent(pack: Pack, state: ConversationState, intent_read: Read) -> Decision:
     """Offer the likeliest two, only those at or above the declared ``clarifyFloor``: a 1.4%
-    option is not a plausible thing to ask about."""
+    option is not a plausible thing to ask about. A person is never offered as a runner-up ("did
+    you mean support or a person?" to "I'm locked out of my account"): a customer can ask for one
+    at any turn, and a request for one is read on its own (the head, and the lines nearest).
+    When a person is the likeliest, more likely than not (and the head does not find the message
+    novel), the playbook prefers to hand off and
+    the move head keeps the clarify question only when it is sure: "did you mean: a person?"
+    to "I'd like to escalate this to your supervisor" asks what was said."""
     floor = pack.gates["clarifyFloor"]
     ranked = intent_read.get("ranking", [])[:2]
     options = [r["name"] for r in ranked if r["name"] != "none" and r["score"] >= floor]
+    novel = intent_read.get("reason") == "novel"  # "Dear hiring manager, ...": not a request
+    if (
+        options
+        and _hands_off(pack, options[0])
+        and ranked[0]["score"] >= PERSON_LIKELY
+        and not novel
+    ):
+        return Decision(
+            ["handoff", "clarify"],
+            f"intent unsure, but a person more likely than not ({ranked[0]['score']:.2f})",
+            options=options,
+        )
+    options = options[:1] + [o for o in options[1:] if not _hands_off(pack, o)]
     if not options:
         return Decision(
             [pack.default_move, "handoff"],
@@ -260,6 +282,11 @@ def _unsure_intent(pack: Pack, state: ConversationState, intent_read: Read) -> D
     return Decision(
         ["clarify", "handoff"], "intent unsure: offer the likeliest few", options=options
     )
+
+
+def _hands_off(pack: Pack, name: str) -> bool:
+    intent = pack.intent(name)
+    return intent is not None and intent.move == "handoff"
 
 
 def _qualify(

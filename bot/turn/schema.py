@@ -50,6 +50,7 @@ OPTIONAL_LATER: dict[str, str] = {
     "reads[].reason": "novelty (2026-11-30)",
     "reads[].query, reads[].query_from": "follow-up search (2026-12-01)",
     "reads[].across": "a person asked for in another language (2026-12-01)",
+    "reads[].near": "a person asked for, read from the nearest lines (2026-12-01)",
     "model_calls[].prompt_sha256, model_calls[].response": "replay (2026-12-01)",
     "tools[].detail.call": "replay (2026-12-01)",
 }

@@ -193,7 +193,7 @@ class ScopeCheck:
         margin = domain.margin(vector)
         if margin is None or margin >= domain.margin_fit.threshold:
             return scope
-        if self._unread_language(text, domain) or await self._asks_for_person(text, vector):
+        if self._unread_language(text, domain) or await self._asks_for_person(text, vector, True):
             return scope
         scope["verdict"], scope["template"] = "out", None
         scope["rule"] = f"domain:outside-margin, despite {scope['rule']}"
@@ -301,9 +301,17 @@ class ScopeCheck:
             log.exception("scope: embedding the message failed; keyword rules only")
             return None
 
-    async def _asks_for_person(self, text: str, vector: Any) -> bool:
-        """Whether the intent reading (head and keyword router) confidently names a hand-off."""
+    async def _asks_for_person(self, text: str, vector: Any, or_flow: bool = False) -> bool:
+        """Whether the intent reading (head and keyword router) confidently names a hand-off;
+        with ``or_flow``, or a flow's intent: a message one of the pack's topic words already
+        keeps ("one of our devs quit, can you drop her license") that the head reads, not
+        novel, as a request the pack has a procedure for is no stranger to the pack, however
+        far its wording sits from the pack's texts."""
         reading = await self.readers.intent(text, None, vector)
         intent = self.pack.intent(reading.answer)
-        handoff = intent is not None and intent.move == "handoff"
-        return handoff and reading.confidence >= self.pack.gates["intent"]
+        if intent is None or reading.confidence < self.pack.gates["intent"]:
+            return False
+        if intent.move == "handoff":
+            return True
+        flows = {f.trigger.intent for f in self.pack.flows.values()}
+        return or_flow and reading.reason is None and intent.name in flows

@@ -164,6 +164,9 @@ class Read(TypedDict):
     #: intent: a request for a person in another language, read across languages (the
     #: hand-off intent's nearest line: flow (the intent's name), language, cosine, margin).
     across: NotRequired[dict[str, Any]]
+    #: intent: a request for a person the head was unsure of, read from the pack's lines nearest
+    #: it (the hand-off intent's nearest line: intent, cosine, margin).
+    near: NotRequired[dict[str, Any]]
 
 
 class Rejected(TypedDict):
