@@ -4,7 +4,9 @@ Each line of the set (JSON) is ``{"text", "kind", ...}``, one fresh conversation
 
 - ``answer`` with ``keys``: a cited fact whose key is (or starts a section of) one of ``keys``;
   citing anything else is a wrong source.
-- ``unanswerable``: no fact asserted (nothing cited).
+- ``unanswerable``: no fact asserted (nothing cited), and not declined: a question in the
+  pack's scope that it does not answer is told so, not turned away as off-topic (declined, it
+  is safe: nothing wrong said).
 - ``out_of_scope``: declined, with no model call.
 - ``person``: handed off.
 - ``action`` with ``flow``: that flow started.
@@ -87,7 +89,7 @@ def verdict(case: Case, record: Mapping[str, Any], replies: list[dict[str, Any]]
             return "right"
         return "wrong" if cited else "safe"
     if case.kind == "unanswerable":
-        return "wrong" if cited else "right"
+        return "wrong" if cited else ("safe" if move == "decline" else "right")
     if case.kind == "out_of_scope":
         declined = move == "decline" and not record["model_calls"]
         return "right" if declined else ("wrong" if cited else "safe")

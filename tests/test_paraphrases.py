@@ -20,6 +20,7 @@ SET = Path(__file__).parent / "data" / "acme_paraphrases.jsonl"
 PROBE = Path(__file__).parent / "data" / "acme_probe.jsonl"
 HOLDOUT = Path(__file__).parent / "data" / "acme_holdout.jsonl"
 REQUESTS = Path(__file__).parent / "data" / "acme_requests.jsonl"
+OFFTOPIC = Path(__file__).parent / "data" / "acme_offtopic.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -63,6 +64,19 @@ HOLDOUT_FLOORS = {
 }
 
 
+#: The off-topic set (issue #19; README, "The off-topic set"): what visitors send a support widget
+#: that is not about the company, and in-scope messages that look like it, which must not be
+#: declined (an unanswerable one declined is safe, not right). Written before the edge rule.
+OFFTOPIC_FLOORS = {
+    # measured: see README (re-measured on this base)
+    "out_of_scope": (20 / 22, 0),
+    "answer": (0 / 4, 0),  # measured 0 right, 4 safe: nothing wrong said, none declined
+    # measured 8 of 10: "can I manage all of this from Ansible?" (below the threshold) and
+    # "Linear integration?" (the margin) are declined, before the edge rule as after
+    "unanswerable": (8 / 10, 0),
+}
+
+
 @pytest.mark.parametrize("path", [SET, PROBE], ids=["paraphrases", "probe"])
 def test_the_set_is_large_enough_and_covers_every_kind(path: Path) -> None:
     cases = load_set(path)
@@ -81,7 +95,7 @@ def test_the_requests_set_covers_its_kinds_in_other_languages_too() -> None:
 
 def test_the_sets_share_no_message() -> None:
     seen: set[str] = set()
-    for path in (SET, PROBE, HOLDOUT, REQUESTS):
+    for path in (SET, PROBE, HOLDOUT, REQUESTS, OFFTOPIC):
         said = {c.text.casefold() for c in load_set(path)}
         assert not said & seen, path
         seen |= said
@@ -89,8 +103,14 @@ def test_the_sets_share_no_message() -> None:
 
 @pytest.mark.parametrize(
     ("path", "floors"),
-    [(SET, FLOORS), (PROBE, PROBE_FLOORS), (HOLDOUT, HOLDOUT_FLOORS), (REQUESTS, REQUESTS_FLOORS)],
-    ids=["paraphrases", "probe", "holdout", "requests"],
+    [
+        (SET, FLOORS),
+        (PROBE, PROBE_FLOORS),
+        (HOLDOUT, HOLDOUT_FLOORS),
+        (REQUESTS, REQUESTS_FLOORS),
+        (OFFTOPIC, OFFTOPIC_FLOORS),
+    ],
+    ids=["paraphrases", "probe", "holdout", "requests", "offtopic"],
 )
 async def test_the_set_holds_its_floors(
     app: App, path: Path, floors: dict[str, tuple[float, int]]
@@ -119,6 +139,7 @@ def test_verdicts() -> None:
     assert verdict(answer, _record("answer", ["faq-docker"]), other) == "wrong"
     assert verdict(answer, _record("answer", []), []) == "safe"
     assert verdict(Case("q", "unanswerable"), _record("answer", ["faq-x"]), other) == "wrong"
+    assert verdict(Case("q", "unanswerable"), _record("decline", []), []) == "safe"
     outside = Case("q", "out_of_scope")
     assert verdict(outside, _record("decline", []), []) == "right"
     assert verdict(outside, _record("decline", [], calls=1), []) == "safe"

@@ -33,6 +33,7 @@ class Tally:
     declared: int = 0  # declined by a declared out-of-scope rule
     domain: int = 0  # declined by the domain check
     kept_declared: int = 0  # kept because a declared product, topic or intent keyword matched
+    edge: int = 0  # of ``domain``: declined by the edge rule (close, but nothing ties it)
 
     @property
     def declined(self) -> float:
@@ -90,6 +91,7 @@ async def evaluate(pack: Pack, outside: dict[str, list[str]]) -> dict[str, Any]:
                 declared = scope["rule"].startswith("out_of_scope:")
                 tally.declared += declared
                 tally.domain += not declared
+                tally.edge += scope["rule"].startswith("domain:edge,")
             elif scope["score"] is None:
                 tally.kept_declared += 1
         tallies.append(tally)
@@ -97,11 +99,12 @@ async def evaluate(pack: Pack, outside: dict[str, list[str]]) -> dict[str, Any]:
     held_out = leave_one_out(domain.vectors)
     threshold = domain.fit.threshold
     rules = [check_scope(pack, text, set()) for text in domain.texts]
+    edge_out = await _edge_declined(check, domain, rules, held_out)
     kept = [
         (rule["verdict"] != "out" and rule["rule"] != NO_MATCH and not weighed)
-        or score >= threshold
-        for rule, score, weighed in zip(
-            rules, held_out, _weighed_out(check, domain, rules, held_out), strict=True
+        or (score >= threshold and not edged)
+        for rule, score, weighed, edged in zip(
+            rules, held_out, _weighed_out(check, domain, rules, held_out), edge_out, strict=True
         )
     ]
     return {
@@ -119,6 +122,7 @@ async def evaluate(pack: Pack, outside: dict[str, list[str]]) -> dict[str, Any]:
                 "by_declared_rules": t.declared,
                 "by_domain_check": t.domain,
                 "kept_by_declared_keywords": t.kept_declared,
+                "by_edge_rule": t.edge,
             }
             for t in tallies
         ],
@@ -138,6 +142,47 @@ def _weighed_out(check: Any, domain: Any, rules: list[Any], held_out: np.ndarray
         check.topic_words_only(rule) and margin < cut
         for rule, margin in zip(rules, margins, strict=True)
     ]
+
+
+async def _edge_declined(
+    check: Any, domain: Any, rules: list[Any], held_out: np.ndarray
+) -> list[bool]:
+    """Whether each pack text that only the domain check keeps, in the edge band, is declined by
+    the edge rule (see :meth:`bot.turn.scope.ScopeCheck._weigh_edge`), held out: its margin from
+    its closeness to the other texts, its words against the other texts' words. The intent head
+    reads the text as it is (an intent's own examples are its training lines, so for those the
+    head's "none" is the less likely: the rule is, if anything, kinder to them here)."""
+    from collections import Counter
+
+    from bot.heads import NONE
+    from bot.turn.anchor import content_words
+    from bot.turn.domain import EDGE, closeness
+    from bot.turn.scope import EDGE_MARGIN, NO_MATCH
+
+    threshold = domain.fit.threshold
+    counts = Counter(w for text in domain.texts for w in set(content_words(text)))
+    margins = (
+        held_out - closeness(domain.vectors, domain.outside_vectors)
+        if domain.outside_vectors is not None
+        else None
+    )
+    out = []
+    for n, (text, rule, score) in enumerate(zip(domain.texts, rules, held_out, strict=True)):
+        if rule["rule"] != NO_MATCH or not threshold <= score < threshold + EDGE:
+            out.append(False)
+            continue
+        if margins is not None and margins[n] < EDGE_MARGIN:
+            out.append(True)
+            continue
+        own = set(content_words(text))
+        anchored = any(counts[w] - (w in own) > 0 for w in content_words(text))
+        reading = await check.readers.intent(text, None, domain.vectors[n])
+        out.append(
+            not anchored
+            and reading.answer == NONE
+            and reading.confidence >= check.pack.gates["intent"]
+        )
+    return out
 
 
 @click.group("scope")
@@ -182,5 +227,6 @@ def eval_cmd(pack_dir: Path, files: tuple[Path, ...], limit: int, as_json: bool)
         click.echo(
             f"  {row['file']}: declined {row['declined']:.1%} of {row['lines']} lines "
             f"({row['by_declared_rules']} by declared rules, {row['by_domain_check']} by the "
-            f"domain check; {row['kept_by_declared_keywords']} kept by a declared keyword)"
+            f"domain check, {row['by_edge_rule']} of them by the edge rule; "
+            f"{row['kept_by_declared_keywords']} kept by a declared keyword)"
         )

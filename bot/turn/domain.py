@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.packs import Pack
+from bot.turn.anchor import pack_words
 
 #: How many nearest pack texts a message's closeness averages.
 TOP_K = 3
@@ -83,6 +84,9 @@ class Domain:
     #: None where the domain was built without outside lines.
     outside_vectors: np.ndarray | None = None
     margin_fit: DomainFit | None = None
+    #: Every content word of the texts, stemmed (:func:`bot.turn.anchor.pack_words`): what an
+    #: edge message needs one of to count as touching the pack at all.
+    words: frozenset[str] = frozenset()
 
     def margin(self, vector: np.ndarray) -> float | None:
         """Closeness to the pack minus closeness to the generic outside lines. A declared topic
@@ -181,14 +185,17 @@ def build_domain(
     rows = embed(texts + lines)
     vectors, outside_rows = rows[: len(texts)], rows[len(texts) :]
     fit = fit_threshold(leave_one_out(vectors), closeness(outside_rows, vectors))
+    words = pack_words(texts)
     if len(outside_rows) < MIN_TEXTS:
-        return Domain(texts, vectors, fit)
+        return Domain(texts, vectors, fit, words=words)
     # Margins held out on both sides: a pack text against the other pack texts, an outside line
     # against the other outside lines, each minus its closeness to the other set.
     inside = leave_one_out(vectors) - closeness(vectors, outside_rows)
     outside_margin = closeness(outside_rows, vectors) - leave_one_out(outside_rows)
     margin_fit = fit_threshold(inside, outside_margin)
-    return Domain(texts, vectors, fit, outside_vectors=outside_rows, margin_fit=margin_fit)
+    return Domain(
+        texts, vectors, fit, outside_vectors=outside_rows, margin_fit=margin_fit, words=words
+    )
 
 
 #: Across languages, the share of the generic outside lines the cross-language threshold

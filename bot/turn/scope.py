@@ -25,10 +25,12 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from bot.heads import NONE
 from bot.packs import Pack
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
 from bot.text import is_question, matching, normalise, respell, tokens
+from bot.turn.anchor import anchors
 from bot.turn.domain import (
     CrossDomain,
     Domain,
@@ -46,6 +48,12 @@ log = logging.getLogger(__name__)
 NO_MATCH = "no_declared_match"
 #: Language detection's probability from which a message counts as written in that language.
 SURE_LANGUAGE = 0.9
+#: The margin (closeness to the pack minus closeness to the generic outside lines) below which an
+#: edge message is declined: nearer generic chat than anything the pack says. Not the fitted
+#: margin threshold (0.075 on the sample pack), which is placed over every message and, in the
+#: edge band, would decline in-scope questions too ("do you have an SLA" 0.072, "how do I get
+#: admin rights" 0.055, "do you have a Pulumi provider" 0.047); none measured there below 0.016.
+EDGE_MARGIN = 0.0
 #: (pack version, encoder version) -> the pack's domain, or None when it has too few texts.
 _domains: dict[tuple[str, str], Domain | None] = {}
 #: (pack version, retriever name) -> the pack's cross-language domain, or None without one.
@@ -160,6 +168,8 @@ class ScopeCheck:
         place = domain.place(score)
         scope["rule"] = f"domain:{place}"
         scope["score"], scope["threshold"] = round(score, 4), domain.fit.threshold
+        if place == "edge":
+            return await self._weigh_edge(text, vector, domain, scope)
         if place == "outside":
             spared = self._unread_language(text, domain)
             across = await self._across_margin(text) if spared else None
@@ -199,6 +209,47 @@ class ScopeCheck:
         scope["rule"] = f"domain:outside-margin, despite {scope['rule']}"
         scope["score"], scope["threshold"] = round(margin, 4), domain.margin_fit.threshold
         return scope
+
+    async def _weigh_edge(self, text: str, vector: Any, domain: Domain, scope: Scope) -> Scope:
+        """A message kept only just (``domain:edge``, no declared word) is declined when it shows
+        nothing that ties it to the pack, as many generic lines sit this close:
+
+        - it is nearer the generic outside lines than the pack's texts (margin below
+          :data:`EDGE_MARGIN`): "my landlord won't give back my deposit" (-0.002), "tell me a
+          joke" (-0.029);
+        - or it uses no word of the pack's and the intent head reads none of the pack's intents
+          at the head's gate: "knock knock" (none at 0.98). Either alone misreads in-scope
+          questions: "do you have an SLA" uses no word of the pack's, and the head reads none
+          for "will you call me at night if something breaks" at 0.93.
+
+        Declined, it is as if outside, with the spares of the topic-word margin (a language the
+        pack's texts are not in, a request for a person or one of the pack's flows); kept, it
+        stays ``domain:edge``."""
+        margin = domain.margin(vector)
+        if margin is not None and margin < EDGE_MARGIN:
+            rule = "domain:edge, nearer the generic lines than the pack"
+            score, threshold = round(margin, 4), EDGE_MARGIN
+        else:
+            read = await self._unanchored(text, vector, domain)
+            if read is None:
+                return scope
+            rule = f"domain:edge, no word of the pack and the intent head reads {read}"
+            score, threshold = scope["score"], scope["threshold"]
+        if self._unread_language(text, domain) or await self._asks_for_person(text, vector, True):
+            return scope
+        scope["verdict"], scope["template"], scope["rule"] = "out", None, rule
+        scope["score"], scope["threshold"] = score, threshold
+        return scope
+
+    async def _unanchored(self, text: str, vector: Any, domain: Domain) -> str | None:
+        """How the intent head reads a message that uses no word of the pack's ("none 0.98"),
+        when it reads none of the pack's intents at or above its gate; else None."""
+        if not domain.words or anchors(text, domain.words):
+            return None
+        reading = await self.readers.intent(text, None, vector)
+        if reading.answer != NONE or reading.confidence < self.pack.gates["intent"]:
+            return None
+        return f"{NONE} {reading.confidence:.2f}"
 
     async def _across_margin(self, text: str) -> tuple[float, float] | None:
         """The message's margin in the retriever's multilingual space and the threshold, or
