@@ -40,9 +40,10 @@ PROBE_FLOORS = {
     # measured 10 of 10: one of margin ("is there a pagerduty integration" read 0.56 before the
     # unseen-name rule, 0.32 with it)
     "unanswerable": (9 / 10, 1),
-    # measured 5: "my landlord won't give back my deposit" is declined since the hand-off and
-    # seats lines joined the pack's texts, with no margin to count on
-    "out_of_scope": (4 / 8, 0),
+    # measured 6: "my landlord won't give back my deposit" is declined since the hand-off and
+    # seats lines joined the pack's texts (closeness 0.002 below the threshold; at the edge, its
+    # margin -0.002 would decline it too), "tell me a joke" by the edge rule (margin -0.029)
+    "out_of_scope": (6 / 8, 0),
     "person": (6 / 6, 0),
     "action": (11 / 11, 0),
     "non_english": (1 / 4, 0),
@@ -68,8 +69,11 @@ HOLDOUT_FLOORS = {
 #: that is not about the company, and in-scope messages that look like it, which must not be
 #: declined (an unanswerable one declined is safe, not right). Written before the edge rule.
 OFFTOPIC_FLOORS = {
-    # measured: see README (re-measured on this base)
-    "out_of_scope": (20 / 22, 0),
+    # measured 19 of 22 (18 before the edge rule: "knock knock"); kept: "how do I cancel my
+    # Netflix subscription" (declared billing words), "hey, how's your day going?" (a greeting)
+    # and "my PS5 controller keeps disconnecting, how do I fix it" (edge, margin 0.126, intent
+    # head none at 0.78)
+    "out_of_scope": (19 / 22, 0),
     "answer": (0 / 4, 0),  # measured 0 right, 4 safe: nothing wrong said, none declined
     # measured 8 of 10: "can I manage all of this from Ansible?" (below the threshold) and
     # "Linear integration?" (the margin) are declined, before the edge rule as after

@@ -8,6 +8,7 @@ value answering the agent's question are not. Units: the threshold fit on synthe
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,8 @@ from aiohttp.test_utils import TestClient
 
 from bot.app import App
 from bot.packs import load_pack
-from bot.turn import domain
+from bot.turn import anchor, domain
+from bot.turn.reading import Readers
 from bot.turn.scope import ScopeCheck, answering
 from tests.conftest import ACME
 
@@ -372,3 +374,76 @@ def test_the_cross_language_threshold_declines_its_share_of_the_outside_lines() 
     held_out = domain.closeness(outside, inside) - domain.leave_one_out(outside)
     assert np.mean(held_out < across.threshold) == pytest.approx(domain.ACROSS_DECLINE, abs=0.03)
     assert across.margin(inside[0]) > across.threshold > across.margin(outside[0])
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("do you dream", "domain:edge, nearer the generic lines than the pack"),
+        ("you're cute", "domain:edge, no word of the pack and the intent head reads none"),
+    ],
+)
+async def test_an_edge_message_with_nothing_tying_it_to_the_pack_is_declined(
+    client: TestClient, app: App, text: str, rule: str
+) -> None:
+    """Within a hair above the closeness threshold, but nearer the generic lines than the pack,
+    or with no word of the pack's while the intent head reads none of its intents: declined from
+    the template, no model call, the rule that decided in the record."""
+    domain_ = await app.agent.scope_check.domain()
+    assert domain_ is not None
+    vector = await app.agent.scope_check._embed(text)
+    assert domain_.place(domain_.closeness(vector)) == "edge"
+    say = await chat(client)
+    body = await say(text)
+    turn = body["turn"]
+    scope = turn["scope"]
+    assert scope["verdict"] == "out" and scope["rule"].startswith(rule)
+    assert isinstance(scope["score"], float) and isinstance(scope["threshold"], float)
+    assert turn["move"]["name"] == "decline" and turn["model_calls"] == []
+    assert body["replies"][0]["text"] == app.pack.template("decline", "en")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "do you have a Pulumi provider",
+        "how do I get admin rights",
+        "will you call me at night if something breaks",
+        "are you guys SOC2",
+    ],
+)
+async def test_an_edge_message_about_the_company_stays_in_scope(
+    client: TestClient, text: str
+) -> None:
+    """Kept only just and no declared word, but no nearer the generic lines than the pack, and
+    either a word of the pack's or a reading the intent head does not give to "none" (the fitted
+    margin threshold would have declined the first two; the head reads none for the third at
+    0.93, but "call" is the pack's word; the fourth has no word of the pack's, and the head is
+    unsure)."""
+    say = await chat(client)
+    turn = (await say(text))["turn"]
+    assert turn["scope"]["verdict"] == "in" and turn["scope"]["rule"] == "domain:edge"
+    assert turn["move"]["name"] != "decline"
+
+
+def test_anchors_are_the_pack_words_a_message_uses() -> None:
+    words = anchor.pack_words(["Acme Pipelines caches Docker layers between builds."])
+    assert {"pipelin", "cach", "docker", "build"} <= words  # stemmed: "cache", "caches", "cached"
+    assert "between" not in words and "the" not in words  # function words say nothing
+    assert anchor.anchors("do my builds cache layers?", words) == ["build", "cach", "layer"]
+    assert anchor.anchors("knock knock", words) == []
+    assert anchor.anchors("tell me a joke", words) == []
+
+
+async def test_no_in_scope_look_alike_is_declined_by_the_edge_rule(pack: Any) -> None:
+    """The edge rule's own check: 80 in-scope messages, short, odd or only lightly about the
+    pack, written to test it. Some the domain check declined before it (README, Scope); none
+    may be declined by it."""
+    lines = (Path(__file__).parent / "data" / "acme_inscope_edge.txt").read_text("utf-8")
+    texts = [t for t in lines.splitlines() if t.strip() and not t.startswith("#")]
+    check = ScopeCheck(pack, Readers(pack))
+    assert await check.domain() is not None
+    rules = [(await check.check(t, {"values": {}}))["rule"] for t in texts]
+    assert len(texts) == 80
+    assert not [(t, r) for t, r in zip(texts, rules, strict=True) if r.startswith("domain:edge,")]
+    assert sum(r == "domain:edge" for r in rules) >= 15  # the band is tested, not missed

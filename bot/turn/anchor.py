@@ -19,7 +19,8 @@ from bot.text import STOPWORDS, tokens
 #: happens to use only counts as an anchor, which keeps a message in scope (the safe side).
 FUNCTION_WORDS = frozenset(
     (
-        "about above after again all also am an any anyone anything around as away back be been"
+        "about above across after again against all along also am among an any anyone anything"
+        " around as away back be been between during into onto per since upon via within without"
         " before being both did doing done each else even ever every everyone everything few get"
         " gets getting go goes going gone got had has having he her here hers him his how's i'd"
         " i'll i've into it's just know let let's lot lots make many may maybe me mine more most"
@@ -32,19 +33,21 @@ FUNCTION_WORDS = frozenset(
     ).split()
 )
 
-_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+_SUFFIXES = ("ies", "ing", "ed", "s")
 
 
 def stem(word: str) -> str:
-    """One common English inflection off ("caches" and "cached" give "cach"), keeping three
-    letters; a possessive "'s" goes first."""
-    word = word.removesuffix("'s").removesuffix("\u2019s")
+    """One common English inflection off, then a final "e" ("caches", "cached" and "cache" all
+    give "cach"), keeping three letters; a possessive "'s" goes first."""
+    word = word.removesuffix("'s")
+    out = word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
-                return word
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+                break
+            out = word[:-3] + "y" if suffix == "ies" else word[: -len(suffix)]
+            break
+    return out[:-1] if out.endswith("e") and len(out) > 3 else out
 
 
 def content_words(text: str) -> list[str]:

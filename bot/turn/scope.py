@@ -226,19 +226,19 @@ class ScopeCheck:
         pack's texts are not in, a request for a person or one of the pack's flows); kept, it
         stays ``domain:edge``."""
         margin = domain.margin(vector)
-        if margin is not None and margin < EDGE_MARGIN:
-            rule = "domain:edge, nearer the generic lines than the pack"
-            score, threshold = round(margin, 4), EDGE_MARGIN
-        else:
-            read = await self._unanchored(text, vector, domain)
-            if read is None:
-                return scope
-            rule = f"domain:edge, no word of the pack and the intent head reads {read}"
-            score, threshold = scope["score"], scope["threshold"]
+        nearer_generic = margin is not None and margin < EDGE_MARGIN
+        read = None if nearer_generic else await self._unanchored(text, vector, domain)
+        if not nearer_generic and read is None:
+            return scope
         if self._unread_language(text, domain) or await self._asks_for_person(text, vector, True):
             return scope
-        scope["verdict"], scope["template"], scope["rule"] = "out", None, rule
-        scope["score"], scope["threshold"] = score, threshold
+        scope["verdict"], scope["template"] = "out", None
+        if margin is not None and nearer_generic:
+            # The margin decided: it and its threshold are the record's score and threshold.
+            scope["rule"] = "domain:edge, nearer the generic lines than the pack"
+            scope["score"], scope["threshold"] = round(margin, 4), EDGE_MARGIN
+        else:  # the closeness and its threshold stay, the rule says what the head read
+            scope["rule"] = f"domain:edge, no word of the pack and the intent head reads {read}"
         return scope
 
     async def _unanchored(self, text: str, vector: Any, domain: Domain) -> str | None:
