@@ -418,7 +418,7 @@ async def test_an_edge_message_about_the_company_stays_in_scope(
     """Kept only just and no declared word, but no nearer the generic lines than the pack, and
     either a word of the pack's or a reading the intent head does not give to "none" (the fitted
     margin threshold would have declined the first two; the head reads none for the third at
-    0.93, but "call" is the pack's word; the fourth has no word of the pack's, and the head is
+    0.90, but "call" is the pack's word; the fourth has no word of the pack's, and the head is
     unsure)."""
     say = await chat(client)
     turn = (await say(text))["turn"]

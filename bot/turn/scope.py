@@ -51,8 +51,9 @@ SURE_LANGUAGE = 0.9
 #: The margin (closeness to the pack minus closeness to the generic outside lines) below which an
 #: edge message is declined: nearer generic chat than anything the pack says. Not the fitted
 #: margin threshold (0.075 on the sample pack), which is placed over every message and, in the
-#: edge band, would decline in-scope questions too ("do you have an SLA" 0.072, "how do I get
-#: admin rights" 0.055, "do you have a Pulumi provider" 0.047); none measured there below 0.016.
+#: edge band, would decline in-scope questions too ("will you call me at night if something
+#: breaks" 0.029, "how do I get admin rights" 0.055, "do you have a Pulumi provider" 0.068; none
+#: of tests/data/acme_inscope_edge.txt there is below 0.029).
 EDGE_MARGIN = 0.0
 #: (pack version, encoder version) -> the pack's domain, or None when it has too few texts.
 _domains: dict[tuple[str, str], Domain | None] = {}
@@ -219,8 +220,8 @@ class ScopeCheck:
           joke" (-0.029);
         - or it uses no word of the pack's and the intent head reads none of the pack's intents
           at the head's gate: "knock knock" (none at 0.98). Either alone misreads in-scope
-          questions: "do you have an SLA" uses no word of the pack's, and the head reads none
-          for "will you call me at night if something breaks" at 0.93.
+          questions: "are you guys SOC2" uses no word of the pack's, and the head reads none
+          for "will you call me at night if something breaks" at 0.90, its gate.
 
         Declined, it is as if outside, with the spares of the topic-word margin (a language the
         pack's texts are not in, a request for a person or one of the pack's flows); kept, it
