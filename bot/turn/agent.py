@@ -215,8 +215,9 @@ class Agent:
             decision = flow.decision
         else:
             move_scores = await self.readers.move(turn.text)
+            gave = any(v["outcome"] == "act" for v in turn.record["values"])
             decision = decide(
-                self.pack, turn.state, scope, intent_read, sentiment, turn.seq, move_scores
+                self.pack, turn.state, scope, intent_read, sentiment, turn.seq, move_scores, gave
             )
             decision = await self._answer_first(turn, decision, move_scores)
         sitecontext.shape(self.pack, turn.record, turn.state, decision)

@@ -113,10 +113,12 @@ def decide(
     sentiment_read: Read,
     seq: int,
     move_scores: MoveScores | None = None,
+    gave_values: bool = False,
 ) -> Decision:
     """The legal moves and the move. ``state`` is the conversation's, already updated by this
     turn's readings (values stored, a pending check resolved). ``move_scores``: the move head's
-    reading, which picks among the legal moves (see :meth:`Decision.choose`)."""
+    reading, which picks among the legal moves (see :meth:`Decision.choose`). ``gave_values``: the
+    message gave a value this turn (an email, an order number), so it answers rather than asks."""
     if scope["verdict"] == "out":
         return Decision(
             ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
@@ -134,7 +136,7 @@ def decide(
         return value_check(check).choose()
     hostile = sentiment_read["outcome"] == "act" and sentiment_read["answer"] == "hostile"
     blocked, resumes = _selling_blocks(state, intent, hostile)
-    decision = _playbook(pack, state, scope, intent, intent_read, blocked)
+    decision = _playbook(pack, state, scope, intent, intent_read, blocked, gave_values)
     decision.resumes = resumes
     offered = state.get("offered_person") == "declined"  # once is enough: no nagging
     if hostile and not offered and (decision.legal[0] in _ASKING or intent is None):
@@ -172,6 +174,7 @@ def _playbook(
     intent: Intent | None,
     intent_read: Read,
     blocked: list[str],
+    gave_values: bool = False,
 ) -> Decision:
     """The outcome table and the intents' own moves, before the hard rules narrow them."""
     pending = pack.intent(state.get("pending_intent") or "")
@@ -190,7 +193,7 @@ def _playbook(
     elif pending:
         decision = _serve(pack, state, pending, blocked, pending=True)
     elif intent_read["outcome"] == "unsure" and intent_read["answer"] not in (None, "none"):
-        decision = _unsure_intent(pack, state, intent_read)
+        decision = _unsure_intent(pack, state, intent_read, gave_values)
     else:
         decision = Decision([pack.default_move, "handoff"], "no confident intent: playbook default")
     return decision
@@ -238,7 +241,9 @@ def value_check(check: ValueCheck) -> Decision:
     )
 
 
-def _unsure_intent(pack: Pack, state: ConversationState, intent_read: Read) -> Decision:
+def _unsure_intent(
+    pack: Pack, state: ConversationState, intent_read: Read, gave_values: bool = False
+) -> Decision:
     """Offer the likeliest two, only those at or above the declared ``clarifyFloor``: a 1.4%
     option is not a plausible thing to ask about. A person is never offered as a runner-up ("did
     you mean support or a person?" to "I'm locked out of my account"): a customer can ask for one
@@ -246,7 +251,8 @@ def _unsure_intent(pack: Pack, state: ConversationState, intent_read: Read) -> D
     When a person is the likeliest, more likely than not (and the head does not find the message
     novel), the playbook prefers to hand off and
     the move head keeps the clarify question only when it is sure: "did you mean: a person?"
-    to "I'd like to escalate this to your supervisor" asks what was said."""
+    to "I'd like to escalate this to your supervisor" asks what was said. Not when the message
+    gave a value ("my email is dana@example.com" reads as a person, being about one): it answers."""
     floor = pack.gates["clarifyFloor"]
     ranked = intent_read.get("ranking", [])[:2]
     options = [r["name"] for r in ranked if r["name"] != "none" and r["score"] >= floor]
@@ -256,13 +262,16 @@ def _unsure_intent(pack: Pack, state: ConversationState, intent_read: Read) -> D
         and _hands_off(pack, options[0])
         and ranked[0]["score"] >= PERSON_LIKELY
         and not novel
+        and not gave_values
     ):
         return Decision(
             ["handoff", "clarify"],
             f"intent unsure, but a person more likely than not ({ranked[0]['score']:.2f})",
             options=options,
         )
-    options = options[:1] + [o for o in options[1:] if not _hands_off(pack, o)]
+    # A message that gave a value is not asked whether it wanted a person at all.
+    keep = 0 if gave_values else 1
+    options = options[:keep] + [o for o in options[keep:] if not _hands_off(pack, o)]
     if not options:
         return Decision(
             [pack.default_move, "handoff"],
