@@ -181,7 +181,7 @@ async def test_restart_loads_from_the_store_without_embedding(
     restarted = retriever(pack_dir, store, counting)
     report = restarted.build()
     assert report.embedded == 0 and report.synced == {} and counting.calls == calls
-    facts = await restarted.search("who is paged when nobody acknowledges an alert?")
+    facts = await restarted.search("does an alert escalate to the team lead after ten minutes?")
     assert facts[0].key == "doc-guide#alerts-2" and facts[0].mode == "hybrid"
 
 

@@ -36,7 +36,9 @@ FLOORS = {
 #: The probe set's floors, as measured after the fixes it found (README, "The sample pack's
 #: paraphrase set"): far below the tuned set's, which is the point of it.
 PROBE_FLOORS = {
-    "answer": (12 / 27, 0),  # measured 13 with the pack's fit (10 before): one of margin
+    # measured 23 with the pack's ``asked`` questions (13 with the pack's fit, 10 before): one of
+    # margin
+    "answer": (22 / 27, 0),
     # measured 10 of 10: one of margin ("is there a pagerduty integration" read 0.56 before the
     # unseen-name rule, 0.32 with it)
     "unanswerable": (9 / 10, 1),
@@ -46,7 +48,7 @@ PROBE_FLOORS = {
     "out_of_scope": (6 / 8, 0),
     "person": (6 / 6, 0),
     "action": (11 / 11, 0),
-    "non_english": (1 / 4, 0),
+    "non_english": (2 / 4, 0),  # measured 3 with the ``asked`` questions (1 before)
 }
 #: The requests set's floors (README, "The sample pack's paraphrase set"): every look-alike
 #: neither handed off nor started on a flow.
@@ -60,8 +62,10 @@ REQUESTS_FLOORS = {
 #: answers and in-scope questions the pack does not answer only. Its wrong answers are held where
 #: they were measured, not at 0: the figures are what it is for.
 HOLDOUT_FLOORS = {
-    "answer": (17 / 27, 1),  # measured 18 right, 1 wrong
-    "unanswerable": (10 / 12, 1),  # measured 11 right, 1 wrong
+    "answer": (22 / 27, 0),  # measured 23 right, 0 wrong (18 and 1 before the ``asked`` questions)
+    # measured 12 right, 0 wrong (11 and 1 before: "does pipelines support Windows build
+    # machines?" was matched to the Docker entry)
+    "unanswerable": (11 / 12, 0),
 }
 
 

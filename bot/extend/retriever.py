@@ -109,7 +109,7 @@ class LexicalRetriever(Retriever):
 
     def __init__(self, pack: Pack) -> None:
         self.facts = pack_passages(pack)
-        faq_extra = {f.key: f"{f.question} {' '.join(f.keywords)}" for f in pack.faq}
+        faq_extra = {f.key: f"{f.question} {' '.join(f.keywords + f.asked)}" for f in pack.faq}
         self._docs = [
             Counter(content_tokens(f"{f.title} {f.text} {faq_extra.get(f.key, '')}"))
             for f in self.facts

@@ -84,6 +84,9 @@ class FaqEntry:
     question: str
     answer: str
     keywords: list[str] = field(default_factory=list)
+    #: Other ways customers ask it ("can monitor text me?" for the alerts entry): matched as the
+    #: question is (embedded apart, read by BM25), so a paraphrase finds the entry.
+    asked: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -93,6 +96,8 @@ class Document:
     text: str
     path: str
     tags: list[str] = field(default_factory=list)
+    #: Section heading (as written, or its anchor slug) -> how customers ask what it answers.
+    asked: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -226,7 +226,13 @@ FAQ = _obj(
         "faq": {
             "type": "array",
             "items": _obj(
-                {"key": _key, "question": _str, "answer": _str, "keywords": _str_list},
+                {
+                    "key": _key,
+                    "question": _str,
+                    "answer": _str,
+                    "keywords": _str_list,
+                    "asked": _str_list,
+                },
                 ["key", "question", "answer"],
             ),
         }
@@ -269,7 +275,16 @@ HELPDESKS = _obj(
     ["helpdesks"],
 )
 
-DOC_FRONT_MATTER = _obj({"key": _key, "title": _str, "tags": _str_list}, ["key", "title"])
+DOC_FRONT_MATTER = _obj(
+    {
+        "key": _key,
+        "title": _str,
+        "tags": _str_list,
+        # section heading -> the ways customers ask what that section answers
+        "asked": {"type": "object", "additionalProperties": _str_list},
+    },
+    ["key", "title"],
+)
 
 #: file name -> (schema, required?)
 FILES: dict[str, tuple[dict[str, Any], bool]] = {

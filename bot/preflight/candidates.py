@@ -80,4 +80,4 @@ def flow_candidates(pack: Pack) -> list[Candidate]:
 
 
 def faq_candidates(pack: Pack) -> list[Candidate]:
-    return [Candidate(f.key, [f.question], list(f.keywords)) for f in pack.faq]
+    return [Candidate(f.key, [f.question, *f.asked], list(f.keywords)) for f in pack.faq]

@@ -189,6 +189,18 @@ def pack_vectors(store: Store, pack: str, model: str, field: str) -> dict[str, n
         return {h: decode_vector(blob) for h, blob in conn.execute(stmt)}
 
 
+def vectors_by_hash(store: Store, model: str, hashes: list[str]) -> dict[str, np.ndarray]:
+    """Stored vectors under ``model`` for these text hashes (texts no passage column holds)."""
+    out: dict[str, np.ndarray] = {}
+    with store.engine.connect() as conn:
+        for chunk in _chunks(sorted(set(hashes))):
+            stmt = sa.select(_vectors.c.content_hash, _vectors.c.vector).where(
+                _vectors.c.model == model, _vectors.c.content_hash.in_(chunk)
+            )
+            out.update({h: decode_vector(blob) for h, blob in conn.execute(stmt)})
+    return out
+
+
 def prune_vectors(store: Store) -> int:
     """Delete vectors no stored passage refers to (edited or removed text). Returns how many."""
     used = sa.union(

@@ -45,7 +45,7 @@ def _pack_words(pack: Pack) -> frozenset[str]:
     """Every word the pack's answers can hold: its FAQ and its documents (once per pack)."""
     held = _words.get(id(pack))
     if held is None or held[0] is not pack:
-        texts = [f"{f.question} {f.answer} {' '.join(f.keywords)}" for f in pack.faq]
+        texts = [f"{f.question} {f.answer} {' '.join(f.keywords + f.asked)}" for f in pack.faq]
         texts += [f"{d.title} {d.text}" for d in pack.documents]
         if len(_words) > 32:
             _words.clear()

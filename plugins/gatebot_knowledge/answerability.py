@@ -148,13 +148,14 @@ def dense_features(index: KnowledgeIndex, qvec: np.ndarray, rows: list[int]) -> 
     v = index.vectors
     assert v is not None
     joint = v.joint[rows] @ qvec
-    title = v.titles[v.title_row[rows]] @ qvec
+    titles = v.title_scores(qvec)
+    title = titles[rows]
     best = np.maximum(joint, title)
     agreeing = agreeing_rivals(index, rows)
     rival = _rival(rows, [index.passages[r].title for r in rows], agreeing)
     # How far the best stands out from the whole corpus, in the corpus' own spread: cosines run
     # higher between a question and FAQ titles than between a question and document prose.
-    every = np.maximum(v.joint @ qvec, (v.titles @ qvec)[v.title_row])
+    every = np.maximum(v.joint @ qvec, titles)
     spread = float(every.std()) if len(every) > 1 else 0.0
     return {
         "title_cos": float(title[0]),
@@ -290,12 +291,17 @@ def assess(
     products, see :class:`Umbrella`; ``fit``: the pack's calibration, see
     :mod:`gatebot_knowledge.packfit`, not applied to a question naming what the pack never
     says)."""
+    names = unseen_names(index.lexical.vocab, query, fit.declared if fit else frozenset())
+    if names:
+        # The ways the pack says its passages are asked vouch for paraphrases of what it says,
+        # not for a question naming what it never says ("can my builds run on ARM machines" is
+        # worded like "can we run builds on our own machines?", asked of self-hosted runners).
+        index = index.without_asked()
     ranked, values, basis = features(index, query, mode, qvec)
     head = shipped_heads()[basis]
     moved = umbrella is not None and bool(ranked)
     moved = moved and _company_wide(index, query, ranked[0][0], values, umbrella)  # type: ignore[arg-type]
     p_answerable, version = head.prob(values), f"{head.version}/{basis}"
-    names = unseen_names(index.lexical.vocab, query, fit.declared if fit else frozenset())
     values["unseen_names"] = float(len(names))
     if names:  # evidence of no answer (see .packfit): no shift, and the logit lowered
         p_answerable = PackFit(shift=-NAMED_PENALTY).apply(p_answerable)

@@ -49,11 +49,33 @@ MIN_BM25 = 1.5 / 2.5
 
 @dataclass
 class Vectors:
-    """Unit vectors: one per passage (title + text) and one per distinct title."""
+    """Unit vectors: one per passage (title + text) and one per distinct title, and one per way
+    a passage is also asked (the pack's ``asked``), which counts as a title of that passage."""
 
     joint: np.ndarray  # (passages, dim) float32
     titles: np.ndarray  # (distinct titles, dim) float32
     title_row: np.ndarray  # (passages,) int: which title row each passage has
+    asked: np.ndarray | None = None  # (asked questions, dim) float32
+    asked_row: np.ndarray | None = None  # (asked questions,) int: whose passage each is
+
+    def title_scores(self, qvec: np.ndarray, rows: list[int] | None = None) -> np.ndarray:
+        """Each passage's (or each of ``rows``') title cosine: the best of its title and the
+        ways it is also asked."""
+        scores = (self.titles @ qvec)[self.title_row]
+        if self.asked is not None and self.asked_row is not None and len(self.asked_row):
+            np.maximum.at(scores, self.asked_row, self.asked @ qvec)
+        return scores if rows is None else scores[rows]
+
+    def subset(self, keep: list[int]) -> Vectors:
+        """The vectors of the passages at ``keep``, in that order (their asked questions too)."""
+        asked, asked_row = self.asked, self.asked_row
+        if asked is not None and asked_row is not None:
+            new = {old: i for i, old in enumerate(keep)}
+            mine = [j for j, r in enumerate(asked_row.tolist()) if r in new]
+            asked = asked[mine]
+            asked_row = np.array([new[int(asked_row[j])] for j in mine], dtype=np.int64)
+        title_row = np.asarray(self.title_row)[keep]
+        return Vectors(self.joint[keep], self.titles, title_row, asked, asked_row)
 
 
 class KnowledgeIndex:
@@ -70,6 +92,7 @@ class KnowledgeIndex:
         self.vectors = vectors
         self.w_joint, self.w_bm25 = W_JOINT, W_BM25  # per index, so tuning can try others
         self._surfaces: dict[str, str] = {}  # a stem's surface word, for spelled()
+        self._plain: KnowledgeIndex | None = None  # see without_asked()
         if vectors is not None and len(vectors.joint) != len(passages):
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
 
@@ -100,6 +123,20 @@ class KnowledgeIndex:
                     break
         return self._surfaces[term]
 
+    def without_asked(self) -> KnowledgeIndex:
+        """This index ranking on titles and texts alone (the ways passages are also asked left
+        out); the same passages, BM25 and vectors otherwise."""
+        v = self.vectors
+        if v is None or v.asked is None:
+            return self
+        if self._plain is None:  # made once: building by_key walks every passage
+            plain = KnowledgeIndex(
+                self.passages, Vectors(v.joint, v.titles, v.title_row), self.lexical
+            )
+            plain.w_joint, plain.w_bm25, plain._surfaces = self.w_joint, self.w_bm25, self._surfaces
+            self._plain = plain
+        return self._plain
+
     @property
     def modes(self) -> tuple[str, ...]:
         return MODES if self.vectors is not None else ("bm25",)
@@ -124,7 +161,7 @@ class KnowledgeIndex:
     def components(self, query: str, qvec: np.ndarray) -> tuple[np.ndarray, ...]:
         """Hybrid's three inputs for every passage: title cosine, joint cosine, BM25 / its max."""
         assert self.vectors is not None
-        title = (self.vectors.titles @ qvec)[self.vectors.title_row]
+        title = self.vectors.title_scores(qvec)
         joint = self.vectors.joint @ qvec
         bm25 = self.lexical.scores(query)
         best = float(bm25.max()) if len(bm25) else 0.0
@@ -159,6 +196,6 @@ class KnowledgeIndex:
             return lexical_ok.tolist()
         v = self.vectors
         joint = v.joint[rows] @ qvec
-        title = v.titles[v.title_row[rows]] @ qvec
+        title = v.title_scores(qvec, rows)
         dense_ok = np.maximum(joint, title) >= MIN_COSINE
         return (dense_ok | lexical_ok).tolist()

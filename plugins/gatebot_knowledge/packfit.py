@@ -36,8 +36,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from gatebot_knowledge.lexical import CHAT_STEMS, QUERY_STOPWORDS, STOPWORDS, tokenize
 
 #: Fewer of the pack's own questions than this: too few to place a bar, the shipped head stands.
@@ -142,16 +140,20 @@ def fit_pack(
 
 def _sentence_start(text: str, start: int) -> bool:
     before = text[:start].rstrip()
-    return not before or before[-1] in ".!?:;\"'(-"
+    return not before or before[-1] in ".!?:;\"'(-\u00bf\u00a1\u201c\u2018"
 
 
 def unseen_names(
-    known: dict[str, int], query: str, declared: frozenset[str] = frozenset()
+    known: dict[str, int],
+    query: str,
+    declared: frozenset[str] = frozenset(),
+    capitals: bool = True,
 ) -> list[str]:
     """Words of ``query`` the pack never uses (``known``: its passages' stemmed vocabulary;
     ``declared``: its keywords' stems) that name a thing: capitalised other than at a sentence's
     start, an acronym, a domain, or what is asked to be integrated or connected (see the module
-    docstring)."""
+    docstring). ``capitals=False`` for a language that capitalises every noun (German): there a
+    capital says nothing of a name."""
 
     def unseen(word: str) -> bool:
         ignored = CHAT_STEMS | QUERY_STOPWORDS
@@ -165,7 +167,8 @@ def unseen_names(
             continue
         letters = [c for c in word if c.isalpha()]
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
-        capital = any(c.isupper() for c in word) and not _sentence_start(query, match.start())
+        capital = capitals and any(c.isupper() for c in word)
+        capital = capital and not _sentence_start(query, match.start())
         domain = "." in word.strip(".")
         if acronym or capital or domain:
             names.append(word)
@@ -179,11 +182,10 @@ def unseen_names(
 
 def remove_rows(index: Any, removed: set[int]) -> Any:
     """The index without the rows in ``removed`` (vectors and BM25 rebuilt over the rest)."""
-    from gatebot_knowledge.index import KnowledgeIndex, Vectors
+    from gatebot_knowledge.index import KnowledgeIndex
 
     keep = [i for i in range(len(index.passages)) if i not in removed]
     vectors = None
     if index.vectors is not None:
-        v = index.vectors
-        vectors = Vectors(v.joint[keep], v.titles, np.asarray(v.title_row)[keep])
+        vectors = index.vectors.subset(keep)
     return KnowledgeIndex([index.passages[i] for i in keep], vectors)

@@ -42,6 +42,10 @@ class Passage:
     source: str  # "faq" or the document's path in the pack
     kind: str  # "faq" or "doc"
     keywords: list[str] = field(default_factory=list)  # FAQ keywords: lexical side only
+    #: Other ways customers ask what it answers (the pack's ``asked``): each embedded apart like
+    #: the title, and read by BM25. Not stored with the passage: the pack holds them, and
+    #: :func:`attach_asked` puts them back on passages read from the store.
+    asked: list[str] = field(default_factory=list)
 
     @property
     def joint(self) -> str:
@@ -59,7 +63,7 @@ class Passage:
     @property
     def lexical(self) -> str:
         """What BM25 reads. The title twice: a title word says more than a body word."""
-        return f"{self.title} {self.title} {self.text} {' '.join(self.keywords)}"
+        return f"{self.title} {self.title} {self.text} {' '.join(self.keywords + self.asked)}"
 
 
 def text_hash(text: str) -> str:
@@ -165,4 +169,23 @@ def pack_passages(pack: Pack, extra: bool = True) -> list[Passage]:
         taken = {f.key for f in pack.faq} | {d.key for d in pack.documents}
         for doc in extra_documents(Path(pack.root), taken):
             out.extend(document_passages(doc.key, doc.title, doc.path, doc.text))
-    return out
+    return attach_asked(out, pack)
+
+
+def attach_asked(passages: list[Passage], pack: Pack) -> list[Passage]:
+    """Give each passage the pack's ``asked`` for it: an FAQ entry's by its key, a document
+    section's (named by its heading or the heading's slug) to every passage of that section.
+    Returns ``passages``, changed in place."""
+    faq = {f.key: list(f.asked) for f in pack.faq if f.asked}
+    docs = {d.key: d for d in pack.documents if d.asked}
+    for p in passages:
+        if p.kind == "faq":
+            p.asked = faq.get(p.key, [])
+            continue
+        doc = docs.get(p.key.split("#", 1)[0])
+        heading = p.title.split(": ", 1)[1] if doc and p.title.startswith(f"{doc.title}: ") else ""
+        if doc is None or not heading:
+            p.asked = []
+            continue
+        p.asked = list(doc.asked.get(heading) or doc.asked.get(slug(heading)) or [])
+    return passages

@@ -53,13 +53,15 @@ from gatebot_knowledge.packfit import (
     remove_rows,
     unseen_names,
 )
-from gatebot_knowledge.passages import Passage, pack_passages
+from gatebot_knowledge.passages import Passage, attach_asked, pack_passages, text_hash
 
 log = logging.getLogger(__name__)
 
 #: Part of the stored pack version: bump it when the cutting rules change, so stored passages
 #: cut by older rules are cut again even though the pack's files did not change.
 CUTTER = "cut1"
+#: Languages that capitalise every noun: a capital mid-sentence there names nothing.
+NOUN_CAPITALS = frozenset({"de", "lb"})
 #: A confident FAQ match raises P(answerable) only when its entry leads the next passage with
 #: another title by this much cosine (the answerability features' ``dense_margin``). On the
 #: sample pack the matches that answer lead by 0.24 or more; "hi there, is there a free plan or
@@ -126,7 +128,30 @@ def embed_passages(
     titles = np.stack([have[h] for h in title_ids]) if title_ids else np.zeros((0, 0))
     rows = np.array([title_ids[p.title_hash] for p in passages], dtype=np.int64)
     vectors = Vectors(np.asarray(joint, np.float32), np.asarray(titles, np.float32), rows)
-    return vectors, len(missing)
+    embedded = len(missing)
+    asked = [(i, q) for i, p in enumerate(passages) for q in p.asked]
+    if asked:
+        vectors.asked, n_fresh = _asked_vectors([q for _, q in asked], embedder, store)
+        vectors.asked_row = np.array([i for i, _ in asked], dtype=np.int64)
+        embedded += n_fresh
+    return vectors, embedded
+
+
+def _asked_vectors(
+    questions: list[str], embedder: Embedder, store: Store | None
+) -> tuple[np.ndarray, int]:
+    """Vectors for the ways passages are also asked, stored by text hash like the rest (they are
+    not passage columns, so they are looked up by hash); and how many were embedded."""
+    hashes = [text_hash(q) for q in questions]
+    have = stored.vectors_by_hash(store, embedder.model_id, hashes) if store is not None else {}
+    missing = list(dict.fromkeys(h for h in hashes if h not in have))
+    if missing:
+        texts = dict(zip(hashes, questions, strict=True))
+        fresh = dict(zip(missing, embedder.embed([texts[h] for h in missing]), strict=True))
+        if store is not None:
+            stored.put_vectors(store, embedder.model_id, fresh)
+        have.update(fresh)
+    return np.asarray(np.stack([have[h] for h in hashes]), np.float32), len(missing)
 
 
 def load_index(
@@ -136,6 +161,7 @@ def load_index(
     embedder: Embedder | None,
     store: Store | None = None,
     progress: bool | None = None,
+    attach: Callable[[list[Passage]], list[Passage]] = lambda passages: passages,
 ) -> tuple[KnowledgeIndex, BuildReport]:
     """Steps 1-3 of the module docstring for the pack stored as ``name``: passages (and BM25
     arrays) read back when the store holds ``version``, else ``cut()`` and synced; then vectors;
@@ -145,7 +171,7 @@ def load_index(
     lexical = None
     lexical_version = f"{version}/{TOKENIZER}"
     if store is not None and stored.stored_version(store, name) == version:
-        passages = from_rows(stored.load_passages(store, name))
+        passages = attach(from_rows(stored.load_passages(store, name)))
         saved = stored.load_bm25(store, name, lexical_version)
         if saved is not None and saved.num_docs == len(passages):
             lexical = Bm25Index.from_arrays(Bm25Arrays(*saved))
@@ -238,6 +264,7 @@ class KnowledgeRetriever(Retriever):
                 self.embedder,
                 self.store,
                 self._progress,
+                lambda passages: attach_asked(passages, self.pack),
             )
             fit = self._pack_fit(self._index)
             self._fit = (self._index, fit)
@@ -432,12 +459,27 @@ class KnowledgeRetriever(Retriever):
             return None
         held = self._cross
         if held is None or held[0] is not index:
-            rows = [i for i, p in enumerate(index.passages) if p.kind == "faq"]
+            # An entry's question and each way it is also asked, all pointing at its row.
+            asked = [
+                (i, q)
+                for i, p in enumerate(index.passages)
+                if p.kind == "faq"
+                for q in (p.title, *p.asked)
+            ]
             held = self._cross = (
                 index,
-                MultilingualFaq(rows, [index.passages[i].title for i in rows]),
+                MultilingualFaq([i for i, _ in asked], [q for _, q in asked]),
             )
-        return held[1].match(query, language)
+        found = held[1].match(query, language)
+        fit = self._fit
+        declared = fit[1].declared if fit is not None and fit[0] is index else frozenset()
+        if found.row is not None and unseen_names(
+            index.lexical.vocab, query, declared, capitals=language not in NOUN_CAPITALS
+        ):
+            # As in the pack's language: a question naming what the pack never says ("...avec
+            # Bitbucket ?") is no entry's, however close its wording is to one.
+            return CrossMatch(None, found.cosine, 0.0, language)
+        return found
 
     def _cross_facts(self, found: CrossMatch | None) -> list[Fact]:
         if found is None or found.row is None:

@@ -14,13 +14,13 @@ paragraphs at blank lines) so one splitter cuts every kind of document the same 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
 from bot.packs import Document
 from bot.packs.sanitise import sanitise
+from bot.text import heading_slug
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +109,7 @@ def read_text(path: Path) -> tuple[str, str]:
     return "", text
 
 
-def slug(text: str) -> str:
-    """A heading as a citation key part: lower case letters, digits and hyphens."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+slug = heading_slug  # a heading as a citation key part (bot.text owns the rule)
 
 
 def extra_documents(root: Path, taken: set[str]) -> Iterator[Document]:

@@ -1,0 +1,105 @@
+"""The ways customers ask: a pack's ``asked`` questions (on FAQ entries, and on document sections
+in their front matter) rank a passage as its own question does, through the REST API on the
+sample pack; they never vouch for a question naming what the pack never says, in any language;
+and a front matter naming a section the document lacks is an error that says which."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from aiohttp.test_utils import TestClient
+
+from bot.errors import PackErrors
+from bot.packs import Pack, load_pack
+from tests.test_api import new_conversation, say
+
+ACME = Path(__file__).resolve().parent.parent / "knowledge" / "acme"
+
+
+async def _ask(client: TestClient, text: str) -> dict[str, Any]:
+    cid, auth = await new_conversation(client)
+    resp = await say(client, cid, auth, text, "m0")
+    assert resp.status == 200
+    body: dict[str, Any] = await resp.json()
+    return body
+
+
+def _cited(body: dict[str, Any]) -> list[str]:
+    return [c["key"] for r in body["replies"] for c in r.get("citations", [])]
+
+
+def test_the_sample_pack_declares_how_its_facts_are_asked(pack: Pack) -> None:
+    from gatebot_knowledge.passages import pack_passages
+
+    entry = next(f for f in pack.faq if f.key == "faq-invoice")
+    assert "Where can I download our bills?" in entry.asked
+    by_key = {p.key: p for p in pack_passages(pack)}
+    assert by_key["faq-invoice"].asked == entry.asked
+    # A section's questions go to its passages, found by the heading as written.
+    assert "Can I make 2FA mandatory for the whole team?" in by_key["doc-account#sign-in"].asked
+    assert "bills" in by_key["faq-invoice"].lexical  # BM25 reads them too
+
+
+def test_a_passage_scores_its_best_title_among_the_ways_it_is_asked() -> None:
+    from gatebot_knowledge.index import Vectors
+
+    eye = np.eye(3, dtype=np.float32)
+    vectors = Vectors(
+        joint=eye[[0, 1]],
+        titles=eye[[0, 1]],
+        title_row=np.array([0, 1]),
+        asked=eye[[2]],
+        asked_row=np.array([1]),
+    )
+    assert vectors.title_scores(eye[2]).tolist() == [0.0, 1.0]  # passage 1 is asked this way
+    assert vectors.title_scores(eye[0], [1, 0]).tolist() == [0.0, 1.0]
+    kept = vectors.subset([1])  # a passage taken out takes its asked questions with it
+    assert kept.asked_row is not None and kept.asked_row.tolist() == [0]
+    assert vectors.subset([0]).title_scores(eye[2]).tolist() == [0.0]
+
+
+def test_asked_naming_a_section_the_document_lacks_is_an_error(tmp_path: Path) -> None:
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    doc = copy / "docs" / "monitor.md"
+    doc.write_text(
+        doc.read_text(encoding="utf-8").replace("  Checks:\n", "  Uptime checks:\n", 1),
+        encoding="utf-8",
+    )
+    with pytest.raises(PackErrors, match=r"no section 'Uptime checks'.*Checks"):
+        load_pack(copy)
+    # By the heading's anchor slug is as good as by the heading.
+    doc.write_text(
+        doc.read_text(encoding="utf-8").replace("  Uptime checks:\n", "  checks:\n", 1),
+        encoding="utf-8",
+    )
+    assert load_pack(copy).documents
+
+
+async def test_a_question_worded_like_an_asked_one_is_answered(client: TestClient) -> None:
+    body = await _ask(client, "can we force MFA for everyone on the team?")
+    assert _cited(body) == ["doc-account#sign-in"]
+    body = await _ask(client, "where in the dashboard are the bills? my accountant keeps asking")
+    assert _cited(body) == ["faq-invoice"]
+
+
+async def test_asked_questions_never_vouch_for_a_name_the_pack_never_says(
+    client: TestClient,
+) -> None:
+    # Worded like "Can we run builds on our own machines?" (self-hosted runners), but about ARM.
+    body = await _ask(client, "can my builds run on ARM machines")
+    assert _cited(body) == []
+    reads = {r["head"]: r for r in body["turn"]["reads"]}
+    assert "unseen-name" in reads["answerability"]["version"]
+    # In another language too: close to "Does Pipelines work with our GitHub repos?".
+    body = await _ask(client, "Est-ce que Pipelines fonctionne avec Bitbucket ?")
+    assert _cited(body) == []
+    # German capitalises its nouns: a capital there is no name, and the entry is still found.
+    body = await _ask(
+        client, "Kann ich Benachrichtigungen per SMS bekommen, wenn meine Seite ausfällt?"
+    )
+    assert _cited(body) == ["faq-slack-alerts"]
