@@ -103,3 +103,23 @@ async def test_asked_questions_never_vouch_for_a_name_the_pack_never_says(
         client, "Kann ich Benachrichtigungen per SMS bekommen, wenn meine Seite ausfällt?"
     )
     assert _cited(body) == ["faq-slack-alerts"]
+
+
+async def test_a_name_the_question_sends_to_or_uses_is_refused(client: TestClient) -> None:
+    for text in (
+        "can monitor alerts go to pagerduty or opsgenie instead of slack?",
+        "we use azure devops for our repos, can pipelines connect to it?",
+    ):
+        body = await _ask(client, text)
+        assert _cited(body) == [], text
+        reads = {r["head"]: r for r in body["turn"]["reads"]}
+        assert "unseen-name" in reads["answerability"]["version"], text
+
+
+def test_a_name_asked_as_the_target_weighs_more_than_a_written_one() -> None:
+    from gatebot_knowledge.packfit import NAMED_PENALTY, TARGET_PENALTY, name_penalty
+
+    assert name_penalty("can alerts go to pagerduty?", ["pagerduty"]) == TARGET_PENALTY
+    assert name_penalty("we use azure devops", ["azure"]) == TARGET_PENALTY
+    assert name_penalty("can CI build it from our Dockerfile?", ["Dockerfile"]) == NAMED_PENALTY
+    assert TARGET_PENALTY > NAMED_PENALTY

@@ -41,7 +41,7 @@ PROBE_FLOORS = {
     "answer": (22 / 27, 0),
     # measured 10 of 10: one of margin ("is there a pagerduty integration" read 0.56 before the
     # unseen-name rule, 0.32 with it)
-    "unanswerable": (9 / 10, 1),
+    "unanswerable": (9 / 10, 0),  # measured 10 of 10 with the target-name penalty
     # measured 6: "my landlord won't give back my deposit" is declined since the hand-off and
     # seats lines joined the pack's texts (closeness 0.002 below the threshold; at the edge, its
     # margin -0.002 would decline it too), "tell me a joke" by the edge rule (margin -0.029)

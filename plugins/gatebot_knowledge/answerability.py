@@ -39,7 +39,7 @@ import numpy as np
 from bot.extend.retriever import Fact
 from gatebot_knowledge.index import KnowledgeIndex
 from gatebot_knowledge.lexical import tokenize
-from gatebot_knowledge.packfit import NAMED_PENALTY, PackFit, unseen_names
+from gatebot_knowledge.packfit import PackFit, name_penalty, unseen_names
 from gatebot_knowledge.specific import check as check_specific
 
 LEXICAL = ("coverage", "coverage_margin", "unseen", "bm25_norm", "bm25_margin")
@@ -304,7 +304,7 @@ def assess(
     p_answerable, version = head.prob(values), f"{head.version}/{basis}"
     values["unseen_names"] = float(len(names))
     if names:  # evidence of no answer (see .packfit): no shift, and the logit lowered
-        p_answerable = PackFit(shift=-NAMED_PENALTY).apply(p_answerable)
+        p_answerable = PackFit(shift=-name_penalty(query, names)).apply(p_answerable)
         version += "+unseen-name"
     elif fit is not None and fit.shift:
         p_answerable = fit.apply(p_answerable)

@@ -54,6 +54,12 @@ MAX_SHIFT = 1.5
 #: "is there a pagerduty integration" read 0.56 and "can I export incident timelines to Jira" 0.59
 #: against the gate's 0.6 (0.32 and 0.35 with it).
 NAMED_PENALTY = 1.0
+#: ...and by this when the name is what the question asks to integrate, connect, send to or
+#: already uses ("can monitor alerts go to pagerduty or opsgenie instead of slack?" read 0.71
+#: with 1.0, the Slack entry holding "slack" and the alert words): the question is about that
+#: thing. A name only written as one ("Dockerfile", "MS Teams", "IdP") keeps the smaller
+#: penalty: 3 answerable questions of the fresh sets carry one and are answered with it.
+TARGET_PENALTY = 2.0
 
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?")
 #: The thing a question asks to be integrated, connected or sent to: "a pagerduty integration",
@@ -66,6 +72,17 @@ _NAMED_AFTER = re.compile(
 )
 #: (The typo channel may have spelled "integration" as the pack's "integrate".)
 _NAMED_BEFORE = re.compile(r"\b([A-Za-z0-9][\w.\-]*)\s+integrat\w*", re.IGNORECASE)
+#: Where something is sent ("can alerts go to pagerduty", "send our alerts into opsgenie") and
+#: what the customer already uses ("we use azure devops for our repos"): lower case names too.
+_NAMED_SENT = re.compile(
+    r"\b(?:go|goes|send|sent|post|posted|push|pushed|forward\w*)\s+(?:\w+\s+){0,2}?(?:to|into)\s+"
+    r"(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)",
+    re.IGNORECASE,
+)
+_NAMED_USED = re.compile(
+    r"\b(?:we|i)\s+(?:use|are\s+using|am\s+using|run|host\s+\w+\s+on)\s+([A-Za-z0-9][\w.\-]*)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -172,12 +189,24 @@ def unseen_names(
         domain = "." in word.strip(".")
         if acronym or capital or domain:
             names.append(word)
-    for pattern in (_NAMED_AFTER, _NAMED_BEFORE):
-        for match in pattern.finditer(query):
-            word = match.group(1).strip(".-")
-            if word.lower() not in STOPWORDS and unseen(word) and word not in names:
-                names.append(word)
+    for word in _targets(query):
+        if word.lower() not in STOPWORDS and unseen(word) and word not in names:
+            names.append(word)
     return names
+
+
+def _targets(query: str) -> list[str]:
+    """Words the question asks to integrate, connect or send to, or says it uses."""
+    found = []
+    for pattern in (_NAMED_AFTER, _NAMED_BEFORE, _NAMED_SENT, _NAMED_USED):
+        found += [m.group(1).strip(".-") for m in pattern.finditer(query)]
+    return found
+
+
+def name_penalty(query: str, names: list[str]) -> float:
+    """How far (in logit) the unseen ``names`` lower P(answerable): :data:`TARGET_PENALTY` when
+    one is what the question asks to integrate, connect or send to, else :data:`NAMED_PENALTY`."""
+    return TARGET_PENALTY if set(names) & set(_targets(query)) else NAMED_PENALTY
 
 
 def remove_rows(index: Any, removed: set[int]) -> Any:
