@@ -39,6 +39,9 @@ QUESTIONS = [
     "how many locations does monitor check from?",
     "¿Cuánto cuesta Acme Cloud?",
     "do you integrate with bitbucket?",
+    # Messages of context and a question: the question sentence is also read alone.
+    "Our tool wakes us up at night with false alarms. How does Monitor decide a site is down?",
+    "We hired two contractors last week. Do viewers count as paid seats?",
 ]
 
 

@@ -123,3 +123,29 @@ def test_a_name_asked_as_the_target_weighs_more_than_a_written_one() -> None:
     assert name_penalty("we use azure devops", ["azure"]) == TARGET_PENALTY
     assert name_penalty("can CI build it from our Dockerfile?", ["Dockerfile"]) == NAMED_PENALTY
     assert TARGET_PENALTY > NAMED_PENALTY
+
+
+def test_the_questions_inside_a_message_are_its_question_sentences() -> None:
+    from gatebot_knowledge.sentences import question_sentences
+
+    text = "We hired two contractors last week. Do viewers count as paid seats? Thanks!"
+    assert question_sentences(text) == ["Do viewers count as paid seats?"]
+    assert question_sentences("Do viewers count as paid seats?") == []  # one sentence: itself
+    assert question_sentences("Hi. Help?") == []  # too short to read alone
+
+
+async def test_a_question_inside_context_is_read_alone(client: TestClient) -> None:
+    body = await _ask(
+        client,
+        "Our current monitoring tool wakes us up at night with false alarms when one probe has "
+        "a network hiccup. How does your product decide that a website is really down?",
+    )
+    assert _cited(body) == ["doc-monitor#checks"]
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert read["version"].endswith("+sentence") and read["query"].startswith("How does")
+    # A value the whole message asks for and its passage lacks holds for every sentence.
+    body = await _ask(
+        client,
+        "how long is incident history kept in acme monitor? can I see incidents from 2 years ago",
+    )
+    assert _cited(body) == []

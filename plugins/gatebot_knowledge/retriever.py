@@ -54,6 +54,7 @@ from gatebot_knowledge.packfit import (
     unseen_names,
 )
 from gatebot_knowledge.passages import Passage, attach_asked, pack_passages, text_hash
+from gatebot_knowledge.sentences import question_sentences
 
 log = logging.getLogger(__name__)
 
@@ -377,6 +378,25 @@ class KnowledgeRetriever(Retriever):
         foreign = self._foreign(query)
         if foreign is not None:
             return self._cross_evidence(query, foreign)
+        evidence = self._evidence(query, k, vector)
+        f = evidence.features
+        if f.get("unseen_names") or (f.get("asks_value") and not f.get("holds_value")):
+            # A name anywhere in the message, or a value it asks for that the passage lacks, is
+            # evidence against every part of it.
+            return evidence
+        for sentence in question_sentences(query):
+            # The question in a message of context ("Our tool wakes us at night with false
+            # alarms. How does yours decide a site is really down?") reads better alone; it
+            # counts only where its best passage is the whole message's.
+            part = self._evidence(sentence, k, None)
+            same = bool(part.facts) and bool(evidence.facts)
+            same = same and part.facts[0].key == evidence.facts[0].key
+            if same and part.p_answerable > evidence.p_answerable:
+                part.version += "+sentence"
+                evidence = part
+        return evidence
+
+    def _evidence(self, query: str, k: int, vector: QueryVector | None) -> Evidence:
         index, mode, qvec, query = self._query(query, vector)
         held = self._fit
         fit = held[1] if held is not None and held[0] is index else None
