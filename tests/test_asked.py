@@ -149,3 +149,12 @@ async def test_a_question_inside_context_is_read_alone(client: TestClient) -> No
         "how long is incident history kept in acme monitor? can I see incidents from 2 years ago",
     )
     assert _cited(body) == []
+
+
+async def test_a_question_in_another_language_finds_a_document_section(
+    client: TestClient,
+) -> None:
+    body = await _ask(client, "¿Cuánto tiempo se guardan los registros de las compilaciones?")
+    assert _cited(body) == ["doc-pipelines#retries-and-logs"]
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert read["version"].startswith("multilingual-use3/es")

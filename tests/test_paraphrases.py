@@ -90,10 +90,15 @@ OFFTOPIC_FLOORS = {
 #: written then; the answers of its second half were run once, after ``asked`` was written.
 FRESH_FLOORS = {
     "answer": (48 / 67, 0),  # measured 49 right, 0 wrong (31 and 1 before ``asked``)
-    "unanswerable": (26 / 32, 3),  # measured 27 right, 3 wrong (VAT, EU country, trial extended)
+    # measured 32 of 37 right, 3 wrong (VAT, EU country, trial extended); 5 of them in Spanish,
+    # German and French, all right
+    "unanswerable": (31 / 37, 3),
     "out_of_scope": (16 / 16, 0),
     "action": (12 / 14, 0),  # measured 12: a Spanish refund and a French demo are missed
     "person": (7 / 8, 0),  # measured 7: "Je voudrais parler à un conseiller" is offered a person
+    # measured 8 of 10 (1 before document sections' asked questions joined the cross-language
+    # match)
+    "non_english": (7 / 10, 0),
 }
 
 

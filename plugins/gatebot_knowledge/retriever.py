@@ -479,12 +479,13 @@ class KnowledgeRetriever(Retriever):
             return None
         held = self._cross
         if held is None or held[0] is not index:
-            # An entry's question and each way it is also asked, all pointing at its row.
+            # An entry's question and each way it is also asked, and each way a document
+            # section is asked, all pointing at its row: question against question is what the
+            # encoder was trained for (a section's prose against a question is not matched).
             asked = [
                 (i, q)
                 for i, p in enumerate(index.passages)
-                if p.kind == "faq"
-                for q in (p.title, *p.asked)
+                for q in ((p.title, *p.asked) if p.kind == "faq" else p.asked)
             ]
             held = self._cross = (
                 index,
@@ -505,7 +506,8 @@ class KnowledgeRetriever(Retriever):
         if found is None or found.row is None:
             return []
         p = self._current().passages[found.row]
-        return [Fact(p.key, p.text, p.source, "faq", round(found.confidence, 4), p.title)]
+        mode = "faq" if p.kind == "faq" else "embeddings"
+        return [Fact(p.key, p.text, p.source, mode, round(found.confidence, 4), p.title)]
 
     def _cross_evidence(self, query: str, language: str) -> Evidence:
         """Evidence for a question in another language: the FAQ entry the multilingual encoder
