@@ -86,7 +86,12 @@ async def test_a_question_in_another_language_starts_no_flow(
 
 
 @pytest.mark.parametrize(
-    "text", ["Ich möchte mit einem Menschen sprechen", "Quiero hablar con un agente humano"]
+    "text",
+    [
+        "Ich möchte mit einem Menschen sprechen",
+        "Quiero hablar con un agente humano",
+        "Je voudrais parler à un conseiller",  # 0.52: under a flow's 0.55, over a person's 0.5
+    ],
 )
 async def test_a_person_asked_for_in_another_language_is_handed_off(
     flow_client: FlowClient, text: str
@@ -97,7 +102,7 @@ async def test_a_person_asked_for_in_another_language_is_handed_off(
     assert body["turn"]["move"]["name"] == "handoff"
     (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]
     assert intent["answer"] == "human" and intent["version"].endswith("+across")
-    assert intent["across"]["cosine"] >= 0.55 and intent["across"]["margin"] >= 0.15
+    assert intent["across"]["cosine"] >= 0.5 and intent["across"]["margin"] >= 0.15
 
 
 async def test_a_question_in_another_language_is_not_read_as_a_person(
