@@ -414,15 +414,24 @@ class KnowledgeRetriever(Retriever):
             # ...nor when the question names what the pack never says ("send alerts into
             # Opsgenie" matches the Slack entry): see .packfit.
             named = evidence.features.get("unseen_names", 0.0) > 0
+            # ...and only a match pre-flight would route on (its ``faq`` threshold): "can we pay
+            # invoices by bank transfer" matched the invoice entry at 0.72, and was answered.
+            routes = found.confidence >= self._faq_threshold()
             if (
                 found.key == best
                 and clear
                 and not named
+                and routes
                 and found.confidence > evidence.p_answerable
             ):
                 evidence.p_answerable = found.confidence
                 evidence.version += "+faq-match"
         return evidence
+
+    def _faq_threshold(self) -> float:
+        from bot.preflight.answers import thresholds
+
+        return thresholds(self.pack)["faq"]
 
     async def evidence(self, query: str, k: int = 3, vector: QueryVector | None = None) -> Evidence:
         return await asyncio.to_thread(self.evidence_sync, query, k, vector)
