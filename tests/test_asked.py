@@ -158,3 +158,23 @@ async def test_a_question_in_another_language_finds_a_document_section(
     assert _cited(body) == ["doc-pipelines#retries-and-logs"]
     read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
     assert read["version"].startswith("multilingual-use3/es")
+
+
+def test_the_action_a_question_asks_about_is_read() -> None:
+    from gatebot_knowledge.specific import asked_action
+
+    assert asked_action("Can the free trial be extended by another two weeks?") == "extend"
+    assert asked_action("Can people subscribe to our status page?") == "subscrib"
+    assert asked_action("is it possible to export all our data?") == "export"
+    assert asked_action("how do I get our invoices?") is None  # a light verb names nothing
+    assert asked_action("Can anyone on the team download invoices?") is None  # no verb read
+    assert asked_action("where is my data stored?") is None
+
+
+async def test_an_action_the_pack_never_names_is_not_asserted(client: TestClient) -> None:
+    body = await _ask(
+        client, "Can people subscribe to our status page and get an email when we post an incident?"
+    )
+    assert _cited(body) == []
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert "+action-unseen" in read["version"]

@@ -95,9 +95,10 @@ FRESH_FLOORS = {
     # measured 83 of 107 right, 0 wrong (the first 67: 49, against 31 right and 1 wrong before
     # ``asked``; the last 40, written later: 34, against 22 before)
     "answer": (82 / 107, 0),
-    # measured 48 of 57 right, 6 wrong (VAT twice, the trial extended twice, the Business plan's
-    # monthly price, status page subscriptions); 5 of them in Spanish, German and French, right
-    "unanswerable": (47 / 57, 6),
+    # measured 51 of 57 right, 3 wrong (VAT twice, the Business plan's monthly price; 6 wrong
+    # before the unseen-action rule: the trial extended twice, status page subscriptions); 5 of
+    # them in Spanish, German and French, all right
+    "unanswerable": (50 / 57, 3),
     "out_of_scope": (16 / 16, 0),
     "action": (12 / 14, 0),  # measured 12: a Spanish refund and a French demo are missed
     "person": (8 / 8, 0),  # measured 8 ("Je voudrais parler à un conseiller" since HANDOFF_AT)

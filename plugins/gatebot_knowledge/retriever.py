@@ -380,7 +380,8 @@ class KnowledgeRetriever(Retriever):
             return self._cross_evidence(query, foreign)
         evidence = self._evidence(query, k, vector)
         f = evidence.features
-        if f.get("unseen_names") or (f.get("asks_value") and not f.get("holds_value")):
+        against = f.get("unseen_names") or f.get("action_unseen")
+        if against or (f.get("asks_value") and not f.get("holds_value")):
             # A name anywhere in the message, or a value it asks for that the passage lacks, is
             # evidence against every part of it.
             return evidence
@@ -414,6 +415,7 @@ class KnowledgeRetriever(Retriever):
             # ...nor when the question names what the pack never says ("send alerts into
             # Opsgenie" matches the Slack entry): see .packfit.
             named = evidence.features.get("unseen_names", 0.0) > 0
+            named = named or evidence.features.get("action_unseen", 0.0) > 0  # see .specific
             # ...and only a match pre-flight would route on (its ``faq`` threshold): "can we pay
             # invoices by bank transfer" matched the invoice entry at 0.72, and was answered.
             routes = found.confidence >= self._faq_threshold()

@@ -29,6 +29,14 @@ The check then moves the head's P(answerable) on the logit scale, by declared am
 
 Questions that ask for no value (most) are left as the head reads them. "How much" is not read
 as a count: a price question is answered by a pricing entry that names no figure.
+
+**An action the pack never names.** A yes/no or how-to question asks about an action ("can the
+free trial be extended", "can people subscribe to our status page", "is it possible to export
+...", "how do I cancel ..."); when that verb is a word the pack never uses (not even in its asked
+questions), the passage is about the thing and not the action, and the logit is lowered by
+:data:`ACTION_PENALTY` (``+action-unseen``): evidence against, not proof, since customers also
+name an action the pack words otherwise ("force MFA" for "require two-factor authentication").
+Light verbs ("get", "see", "use", "set") name no action of their own and are not read.
 """
 
 from __future__ import annotations
@@ -39,12 +47,14 @@ import weakref
 from dataclasses import dataclass
 
 from gatebot_knowledge.index import KnowledgeIndex
-from gatebot_knowledge.lexical import stem, tokenize
+from gatebot_knowledge.lexical import STOPWORDS, stem, tokenize
 
 #: P(answerable) never above this when the passage lacks the value asked for (a "no" at a 0.6 gate).
 MISSING_AT = 0.3
 #: Added to the head's logit when the value asked for and every content word are held.
 HELD_BOOST = 2.0
+#: Taken from the head's logit when the action asked about is a word the pack never uses.
+ACTION_PENALTY = 1.5
 
 _UNITS = r"(?:second|sec|minute|min|hour|hr|day|week|month|year|business day|working day)s?"
 _NUMBER_WORDS = (
@@ -87,6 +97,39 @@ _VALUE_WORDS = frozenset(
     for w in "long many soon often quickly period duration time number amount count limit limits"
     " maximum minimum max min total".split()
 )
+
+
+#: The action a yes/no or how-to question asks about: "can the trial be extended", "can people
+#: subscribe to ...", "is it possible to export ...", "how do I cancel ...".
+_ACTION_ASKED = (
+    re.compile(r"\b(?:can|could|will)\s+(?:\w+\s+){0,4}?be\s+([a-z]+(?:ed|en))\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?:can|could)\s+(?:i|we|you|they|people|users|someone|anyone|(?:our|my)\s+\w+)\s+"
+        r"(?:also\s+|just\s+|still\s+)?([a-z]+)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\bis\s+(?:it|there\s+a\s+way)\s+(?:possible\s+)?to\s+([a-z]+)\b", re.IGNORECASE),
+    re.compile(r"\bhow\s+(?:do|can|could|would|should)\s+(?:i|we)\s+([a-z]+)\b", re.IGNORECASE),
+)
+#: Verbs that name no action of their own ("can I get ...", "how do I see ...").
+_LIGHT_VERBS = frozenset(
+    stem(w)
+    for w in "be get have has do make use see find know set go start need want put keep pick turn"
+    " take give tell ask try run change choose access reach talk speak contact say work come"
+    " still also just done made given please".split()
+)
+
+
+def asked_action(question: str) -> str | None:
+    """The stem of the action ``question`` asks about (see :data:`_ACTION_ASKED`), or None."""
+    for pattern in _ACTION_ASKED:
+        found = pattern.search(question)
+        if found:
+            word = found.group(1).lower()
+            if word in STOPWORDS or len(word) < 3:  # "can anyone on the team ...": no verb read
+                return None
+            return None if stem(word) in _LIGHT_VERBS else stem(word)
+    return None
 
 
 def asked_value(question: str) -> str | None:
@@ -137,6 +180,8 @@ class Specific:
     missing: list[str]
 
     def features(self) -> dict[str, float]:
+        if self.asked == "action":
+            return {"action_unseen": 1.0}
         return {
             "asks_value": 0.0 if self.asked is None else 1.0,
             "holds_value": 1.0 if self.held else 0.0,
@@ -147,6 +192,9 @@ class Specific:
         """P(answerable) after the check, and a suffix for the head's version ("" if unmoved)."""
         if self.asked is None:
             return p, ""
+        if self.asked == "action":  # evidence against, not proof: the logit is lowered
+            z = math.log(max(p, 1e-9) / max(1.0 - p, 1e-9)) - ACTION_PENALTY
+            return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z)))), "+action-unseen"
         if not self.held:
             return min(p, MISSING_AT), f"+{self.asked}-missing"
         if self.missing:
@@ -158,6 +206,8 @@ class Specific:
 def adjusted(p: float, values: dict[str, float]) -> float:
     """P(answerable) after the check, from the features :meth:`Specific.features` recorded
     (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
+    if values.get("action_unseen"):
+        return Specific("action", False, []).adjust(p)[0]
     if not values.get("asks_value"):
         return p
     missing = ["?"] * int(values.get("words_missing", 0.0))
@@ -194,6 +244,9 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
     """Read ``query`` (as searched: typos already spelled) against the passage at ``row``."""
     asked = asked_value(query)
     if asked is None:
+        action = asked_action(query)
+        if action is not None and action not in index.lexical.vocab:
+            return Specific("action", False, [action])
         return Specific(None, False, [])
     passage = index.passages[row]
     counts = counted(query) if asked == "count" else None
