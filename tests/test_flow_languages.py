@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from bot.app import App
 from bot.cli import cli
 from bot.errors import PackErrors
+from bot.flows.across import ACROSS_AT, ACROSS_MARGIN
 from bot.flows.texts import in_language
 from bot.packs import load_pack
 from tests.conftest import ACME
@@ -45,6 +46,12 @@ async def first_turn(client: TestClient, text: str) -> dict[str, Any]:
             "refund",
             "¿Cuál es el correo electrónico del pedido?",
         ),
+        (  # 0.52, 0.13 ahead of the nearest other line: since ACROSS_AT 0.5
+            "Quiero que me devuelvan el dinero, me cobraron por error",
+            "es",
+            "refund",
+            "¿Cuál es el correo electrónico del pedido?",
+        ),
         (
             "Wir brauchen drei zusätzliche Plätze für unser Abonnement",
             "de",
@@ -63,7 +70,7 @@ async def test_a_request_in_another_language_starts_its_flow_and_asks_in_it(
     assert part["name"] == flow
     across = part["started_by"]["across"]
     assert (across["flow"], across["language"]) == (flow, language)
-    assert across["cosine"] >= 0.55 and across["margin"] >= 0.15
+    assert across["cosine"] >= ACROSS_AT and across["margin"] >= ACROSS_MARGIN
     assert text_of(body) == asked
 
 
@@ -90,7 +97,7 @@ async def test_a_question_in_another_language_starts_no_flow(
     [
         "Ich möchte mit einem Menschen sprechen",
         "Quiero hablar con un agente humano",
-        "Je voudrais parler à un conseiller",  # 0.52: under a flow's 0.55, over a person's 0.5
+        "Je voudrais parler à un conseiller",  # 0.52, 0.19 ahead
     ],
 )
 async def test_a_person_asked_for_in_another_language_is_handed_off(
@@ -102,7 +109,7 @@ async def test_a_person_asked_for_in_another_language_is_handed_off(
     assert body["turn"]["move"]["name"] == "handoff"
     (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]
     assert intent["answer"] == "human" and intent["version"].endswith("+across")
-    assert intent["across"]["cosine"] >= 0.5 and intent["across"]["margin"] >= 0.15
+    assert intent["across"]["cosine"] >= 0.5 and intent["across"]["margin"] >= 0.12
 
 
 async def test_a_question_in_another_language_is_not_read_as_a_person(

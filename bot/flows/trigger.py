@@ -28,13 +28,15 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bot.flows.across import ACROSS_MARGIN, Across, AcrossIndex
+from bot.flows.across import Across, AcrossIndex
 from bot.flows.model import Flow
 from bot.flows.steps.phrases import read_message
 from bot.packs import Pack
 from bot.text import matching, normalise
 from bot.turn.turn import Read
 
+#: How far the hand-off intent's nearest line must lead every other intent's (heads' embedding).
+PERSON_MARGIN = 0.15
 #: An unsure read this likely of another intent outweighs a keyword on its own.
 LEANS_AT = 0.5
 _CHANGES = ("add", "remove", "change")
@@ -111,7 +113,7 @@ class ExampleIndex:
 
     async def hands_off(self, text: str, at: float) -> PersonNear | None:
         """The hand-off intent when its lines are nearest the message, at cosine ``at`` (the
-        ``flowExample`` gate) or more and :data:`ACROSS_MARGIN` ahead of every other intent's
+        ``flowExample`` gate) or more and :data:`PERSON_MARGIN` ahead of every other intent's
         nearest line; else None. The head can be unsure of a request for a person it was not
         taught word for word ("Let me speak to a manager": hand-off at 0.61) while the line
         nearest it is plainly one; a question that only mentions a person ("if the on-call
@@ -124,7 +126,7 @@ class ExampleIndex:
             best[intent_name] = max(best.get(intent_name, -1.0), float(cosine))
         mine = best.pop(self.person, -1.0)
         found = PersonNear(self.person, mine, mine - max(best.values(), default=-1.0))
-        return found if found.cosine >= at and found.margin >= ACROSS_MARGIN else None
+        return found if found.cosine >= at and found.margin >= PERSON_MARGIN else None
 
     async def _scores(self, text: str) -> Any:
         """The message's cosine with every line (the lines are embedded on first use)."""
