@@ -104,9 +104,11 @@ async def test_a_follow_up_is_searched_with_the_question_before(client: TestClie
 
 
 async def test_a_follow_up_the_subject_misleads_is_searched_alone(client: TestClient) -> None:
-    # Joined with "Acme Monitor", "how much is it?" finds the Monitor document, which names no
-    # price; alone it finds the pricing entry, which names no other product.
-    body = await _turns(client, "can Monitor send alerts to Slack?", "how much is it?")
+    # Joined with "Acme Pipelines", "how much is it?" finds the Pipelines document, which names
+    # no price; alone it finds the pricing entry, which names no other product. (After a Monitor
+    # question the joined query finds the pricing entry itself, asked "How much is Monitor per
+    # month?".)
+    body = await _turns(client, "does Pipelines support Docker builds?", "how much is it?")
     check = _check(body)
     assert check["outcome"] == "act" and check["query_from"] == "follow-up alone"
     assert check["query"] == "how much is it?" and _cited(body) == ["faq-pricing"]
