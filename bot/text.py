@@ -137,24 +137,3 @@ def respell(text: str, vocabulary: frozenset[str]) -> str:
             word = next((v for v in sorted(vocabulary) if one_typo_apart(word, v)), word)
         out.append(word)
     return " ".join(out)
-
-
-def heading_slug(text: str) -> str:
-    """A Markdown heading as a citation key part (its anchor): lower case letters, digits and
-    hyphens."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
-
-
-_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^(```|~~~)")
-
-
-def markdown_headings(text: str) -> list[str]:
-    """The headings of a Markdown text, in order (none inside fenced code)."""
-    out, fenced = [], False
-    for line in text.splitlines():
-        if _FENCE.match(line.strip()):
-            fenced = not fenced
-        elif not fenced and (found := _HEADING.match(line)):
-            out.append(found.group(1).strip())
-    return out

@@ -30,7 +30,7 @@ from bot.packs.model import (
     Slot,
 )
 from bot.packs.sanitise import sanitise
-from bot.text import heading_slug, markdown_headings
+from bot.packs.sections import sections, slug
 from bot.yamlines import MAX_CHARS, YamlSyntaxError, line_for, load_with_lines
 
 __all__ = ["Pack", "load_pack"]
@@ -96,8 +96,9 @@ def _explain(err: jsonschema.ValidationError) -> str:
 
 
 def _headings(body: str) -> set[str]:
-    """Each heading of a document, as written and as its anchor slug (how ``asked`` names one)."""
-    return {h for heading in markdown_headings(body) for h in (heading, heading_slug(heading))}
+    """Each section heading of a document, as written and as its key part (how ``asked`` names
+    one)."""
+    return {h for heading, _ in sections(body) if heading for h in (heading, slug(heading))}
 
 
 def _read_document(root: Path, path: Path, errors: list[PackError]) -> Document | None:
@@ -128,15 +129,15 @@ def _read_document(root: Path, path: Path, errors: list[PackError]) -> Document 
     if not isinstance(meta, dict) or (errors and errors[-1].file == label):
         return None
     body = sanitise(text[end + 4 :].lstrip("\n"))
-    doc = Document(meta["key"], meta["title"], body, label, meta.get("tags", []))
-    doc.asked = {str(k): list(v) for k, v in meta.get("asked", {}).items()}
-    unknown = sorted(set(doc.asked) - _headings(body))
+    asked = {str(k): list(v) for k, v in meta.get("asked", {}).items()}
+    headings = _headings(body)
+    unknown = sorted(set(asked) - headings)
     if unknown:
-        known = ", ".join(sorted(_headings(body) - {""})) or "none"
+        known = ", ".join(sorted(headings)) or "none"
         names = ", ".join(map(repr, unknown))
         errors.append(loaded.error(("asked",), f"no section {names} (sections: {known})"))
         return None
-    return doc
+    return Document(meta["key"], meta["title"], body, label, meta.get("tags", []), asked)
 
 
 def _content_hash(root: Path) -> str:

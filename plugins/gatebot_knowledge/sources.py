@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bot.packs import Document
 from bot.packs.sanitise import sanitise
-from bot.text import heading_slug
+from bot.packs.sections import slug
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +107,6 @@ def read_text(path: Path) -> tuple[str, str]:
     if sep and "\n" not in first.strip() and len(first.split()) <= 12:
         return first.strip(), rest
     return "", text
-
-
-slug = heading_slug  # a heading as a citation key part (bot.text owns the rule)
 
 
 def extra_documents(root: Path, taken: set[str]) -> Iterator[Document]:
