@@ -193,14 +193,18 @@ class Specific:
         if self.asked is None:
             return p, ""
         if self.asked == "action":  # evidence against, not proof: the logit is lowered
-            z = math.log(max(p, 1e-9) / max(1.0 - p, 1e-9)) - ACTION_PENALTY
-            return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z)))), "+action-unseen"
+            return _moved(p, -ACTION_PENALTY), "+action-unseen"
         if not self.held:
             return min(p, MISSING_AT), f"+{self.asked}-missing"
         if self.missing:
             return p, ""
-        z = math.log(max(p, 1e-9) / max(1.0 - p, 1e-9)) + HELD_BOOST
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z)))), f"+{self.asked}-held"
+        return _moved(p, HELD_BOOST), f"+{self.asked}-held"
+
+
+def _moved(p: float, by: float) -> float:
+    """``p`` with its logit moved by ``by``."""
+    z = math.log(max(p, 1e-9) / max(1.0 - p, 1e-9)) + by
+    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
 def adjusted(p: float, values: dict[str, float]) -> float:
