@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -15,21 +14,9 @@ from aiohttp.test_utils import TestClient
 
 from bot.errors import PackErrors
 from bot.packs import Pack, load_pack
-from tests.test_api import new_conversation, say
+from tests.test_retrieval_understanding import _check, _cited, _turns
 
 ACME = Path(__file__).resolve().parent.parent / "knowledge" / "acme"
-
-
-async def _ask(client: TestClient, text: str) -> dict[str, Any]:
-    cid, auth = await new_conversation(client)
-    resp = await say(client, cid, auth, text, "m0")
-    assert resp.status == 200
-    body: dict[str, Any] = await resp.json()
-    return body
-
-
-def _cited(body: dict[str, Any]) -> list[str]:
-    return [c["key"] for r in body["replies"] for c in r.get("citations", [])]
 
 
 def test_the_sample_pack_declares_how_its_facts_are_asked(pack: Pack) -> None:
@@ -81,9 +68,9 @@ def test_asked_naming_a_section_the_document_lacks_is_an_error(tmp_path: Path) -
 
 
 async def test_a_question_worded_like_an_asked_one_is_answered(client: TestClient) -> None:
-    body = await _ask(client, "can we force MFA for everyone on the team?")
+    body = await _turns(client, "can we force MFA for everyone on the team?")
     assert _cited(body) == ["doc-account#sign-in"]
-    body = await _ask(client, "where in the dashboard are the bills? my accountant keeps asking")
+    body = await _turns(client, "where in the dashboard are the bills? my accountant keeps asking")
     assert _cited(body) == ["faq-invoice"]
 
 
@@ -91,15 +78,14 @@ async def test_asked_questions_never_vouch_for_a_name_the_pack_never_says(
     client: TestClient,
 ) -> None:
     # Worded like "Can we run builds on our own machines?" (self-hosted runners), but about ARM.
-    body = await _ask(client, "can my builds run on ARM machines")
+    body = await _turns(client, "can my builds run on ARM machines")
     assert _cited(body) == []
-    reads = {r["head"]: r for r in body["turn"]["reads"]}
-    assert "unseen-name" in reads["answerability"]["version"]
+    assert "unseen-name" in _check(body)["version"]
     # In another language too: close to "Does Pipelines work with our GitHub repos?".
-    body = await _ask(client, "Est-ce que Pipelines fonctionne avec Bitbucket ?")
+    body = await _turns(client, "Est-ce que Pipelines fonctionne avec Bitbucket ?")
     assert _cited(body) == []
     # German capitalises its nouns: a capital there is no name, and the entry is still found.
-    body = await _ask(
+    body = await _turns(
         client, "Kann ich Benachrichtigungen per SMS bekommen, wenn meine Seite ausfällt?"
     )
     assert _cited(body) == ["faq-slack-alerts"]
@@ -110,10 +96,9 @@ async def test_a_name_the_question_sends_to_or_uses_is_refused(client: TestClien
         "can monitor alerts go to pagerduty or opsgenie instead of slack?",
         "we use azure devops for our repos, can pipelines connect to it?",
     ):
-        body = await _ask(client, text)
+        body = await _turns(client, text)
         assert _cited(body) == [], text
-        reads = {r["head"]: r for r in body["turn"]["reads"]}
-        assert "unseen-name" in reads["answerability"]["version"], text
+        assert "unseen-name" in _check(body)["version"], text
 
 
 def test_a_name_asked_as_the_target_weighs_more_than_a_written_one() -> None:
@@ -135,16 +120,16 @@ def test_the_questions_inside_a_message_are_its_question_sentences() -> None:
 
 
 async def test_a_question_inside_context_is_read_alone(client: TestClient) -> None:
-    body = await _ask(
+    body = await _turns(
         client,
         "Our current monitoring tool wakes us up at night with false alarms when one probe has "
         "a network hiccup. How does your product decide that a website is really down?",
     )
     assert _cited(body) == ["doc-monitor#checks"]
-    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    read = _check(body)
     assert read["version"].endswith("+sentence") and read["query"].startswith("How does")
     # A value the whole message asks for and its passage lacks holds for every sentence.
-    body = await _ask(
+    body = await _turns(
         client,
         "how long is incident history kept in acme monitor? can I see incidents from 2 years ago",
     )
@@ -154,9 +139,9 @@ async def test_a_question_inside_context_is_read_alone(client: TestClient) -> No
 async def test_a_question_in_another_language_finds_a_document_section(
     client: TestClient,
 ) -> None:
-    body = await _ask(client, "¿Cuánto tiempo se guardan los registros de las compilaciones?")
+    body = await _turns(client, "¿Cuánto tiempo se guardan los registros de las compilaciones?")
     assert _cited(body) == ["doc-pipelines#retries-and-logs"]
-    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    read = _check(body)
     assert read["version"].startswith("multilingual-use3/es")
 
 
@@ -172,9 +157,9 @@ def test_the_action_a_question_asks_about_is_read() -> None:
 
 
 async def test_an_action_the_pack_never_names_is_not_asserted(client: TestClient) -> None:
-    body = await _ask(
+    body = await _turns(
         client, "Can people subscribe to our status page and get an email when we post an incident?"
     )
     assert _cited(body) == []
-    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    read = _check(body)
     assert "+action-unseen" in read["version"]
