@@ -352,6 +352,26 @@ async def test_topic_words_about_the_pack_stay_in_scope(client: TestClient, text
     assert turn["scope"]["verdict"] != "out" and turn["move"]["name"] != "decline"
 
 
+async def test_a_flow_intents_keyword_is_a_request_not_a_topic_word(
+    client: TestClient, app: App
+) -> None:
+    """ "add seats" is the seat flow's intent's keyword: a request, so the message is not weighed
+    as kept by topic words alone, although it sits nearer the generic lines than the fitted
+    margin allows (an office, a city, "the guys": none of them the pack's words)."""
+    text = "hi, add seats for the guys in the Berlin office"
+    check = app.agent.scope_check
+    domain_ = await check.domain()
+    assert domain_ is not None and domain_.margin_fit is not None
+    margin = domain_.margin(await check._embed(text))
+    assert margin is not None and margin < domain_.margin_fit.threshold
+    assert check.topic_words_only({"verdict": "in", "rule": "declared:account,greeting"})
+    assert not check.topic_words_only({"verdict": "in", "rule": "declared:account,change_seats"})
+    say = await chat(client)
+    turn = (await say(text))["turn"]
+    assert turn["scope"]["verdict"] == "in" and "change_seats" in turn["scope"]["rule"]
+    assert turn["move"]["name"] != "decline"
+
+
 async def test_another_language_is_declined_across_languages(client: TestClient) -> None:
     """With the knowledge plugin's multilingual encoder, a German message about the weather
     sits nearer the generic lines than the pack in one space for both languages: declined from

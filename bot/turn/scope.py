@@ -187,12 +187,16 @@ class ScopeCheck:
         return scope
 
     def topic_words_only(self, scope: Scope) -> bool:
-        """Kept in scope only by declared topic or intent words, spelled right: no product."""
+        """Kept in scope only by declared topic or intent words, spelled right: no product, and
+        no keyword of an intent that starts a flow ("add seats for the 4 folks from the Berlin
+        office" asks for the flow's action: its words are a request, not a topic)."""
         rule = scope["rule"]
         if scope["verdict"] != "in" or not rule.startswith("declared:"):
             return False
+        kept = set(rule.removeprefix("declared:").split(","))
         products = {p.key for p in self.pack.products}
-        return not products & set(rule.removeprefix("declared:").split(","))
+        acting = {i for f in self.pack.flows.values() for i in f.trigger.intents}
+        return not (products | acting) & kept
 
     async def _weigh_topic_words(self, text: str, scope: Scope) -> Scope:
         """A topic word alone ("help", "buy", "good morning") keeps a message unless it sits
