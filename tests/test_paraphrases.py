@@ -22,6 +22,8 @@ HOLDOUT = Path(__file__).parent / "data" / "acme_holdout.jsonl"
 REQUESTS = Path(__file__).parent / "data" / "acme_requests.jsonl"
 OFFTOPIC = Path(__file__).parent / "data" / "acme_offtopic.jsonl"
 FRESH = Path(__file__).parent / "data" / "acme_fresh.jsonl"
+FRESH4 = Path(__file__).parent / "data" / "acme_fresh4.jsonl"
+REQUESTS2 = Path(__file__).parent / "data" / "acme_requests2.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -109,6 +111,36 @@ FRESH_FLOORS = {
 }
 
 
+#: The fourth fresh set (README, "How customers ask for things"): written by a helper session that
+#: saw only the pack's facts (90 lines; the 6 that other sets already hold were dropped). Its
+#: requests to act are the weak kind: the floors hold what main reads, not a goal.
+FRESH4_FLOORS = {
+    "answer": (29 / 38, 0),  # measured 30 of 38 right, 0 wrong
+    "unanswerable": (13 / 16, 2),  # measured 14 right, 2 wrong (the Business plan's price, logs)
+    "out_of_scope": (7 / 7, 0),
+    "person": (3 / 4, 0),  # measured 3: "speak with someone from your sales team" reads demo
+    # measured 6: two refunds ("... Please reverse it.", "... pls send back the duplicate"), a
+    # seat change in engineers, and a guided walkthrough the playbook's demo takes
+    "action": (6 / 10, 0),
+    "non_english": (4 / 5, 0),
+    # measured 3 of 4: "is there a demo video of pipelines ... on my own time?" starts the demo
+    # flow (its nearest line is a demo example)
+    "lookalike": (3 / 4, 1),
+}
+#: The second requests set: 115 lines a helper session wrote from its own sense of how customers
+#: ask for money back, seat changes, a demo given by a person and a person, and look-alikes that
+#: only mention them (README, "How customers ask for things").
+REQUESTS2_FLOORS = {
+    # measured 37 of 70 (36 before a flow intent's keyword kept "hey, add seats for the 4 folks from
+    # the Berlin office please" in scope)
+    "action": (36 / 70, 0),
+    "person": (18 / 25, 0),  # measured 19 of 25
+    # measured 18 of 20, 2 wrong: "Is there a recorded demo video of Pipelines I can watch on my
+    # own?" and "Do you have docs or a self-guided tour ..." start the demo flow
+    "lookalike": (17 / 20, 2),
+}
+
+
 @pytest.mark.parametrize("path", [SET, PROBE], ids=["paraphrases", "probe"])
 def test_the_set_is_large_enough_and_covers_every_kind(path: Path) -> None:
     cases = load_set(path)
@@ -127,7 +159,7 @@ def test_the_requests_set_covers_its_kinds_in_other_languages_too() -> None:
 
 def test_the_sets_share_no_message() -> None:
     seen: set[str] = set()
-    for path in (SET, PROBE, HOLDOUT, REQUESTS, OFFTOPIC, FRESH):
+    for path in (SET, PROBE, HOLDOUT, REQUESTS, OFFTOPIC, FRESH, FRESH4, REQUESTS2):
         said = {c.text.casefold() for c in load_set(path)}
         assert not said & seen, path
         seen |= said
@@ -142,8 +174,10 @@ def test_the_sets_share_no_message() -> None:
         (REQUESTS, REQUESTS_FLOORS),
         (OFFTOPIC, OFFTOPIC_FLOORS),
         (FRESH, FRESH_FLOORS),
+        (FRESH4, FRESH4_FLOORS),
+        (REQUESTS2, REQUESTS2_FLOORS),
     ],
-    ids=["paraphrases", "probe", "holdout", "requests", "offtopic", "fresh"],
+    ids=["paraphrases", "probe", "holdout", "requests", "offtopic", "fresh", "fresh4", "requests2"],
 )
 async def test_the_set_holds_its_floors(
     app: App, path: Path, floors: dict[str, tuple[float, int]]
