@@ -141,6 +141,19 @@ REQUESTS2_FLOORS = {
 }
 
 
+#: Every set with its floors: one list for the floors test and the no-shared-message check.
+SETS = {
+    SET: FLOORS,
+    PROBE: PROBE_FLOORS,
+    HOLDOUT: HOLDOUT_FLOORS,
+    REQUESTS: REQUESTS_FLOORS,
+    OFFTOPIC: OFFTOPIC_FLOORS,
+    FRESH: FRESH_FLOORS,
+    FRESH4: FRESH4_FLOORS,
+    REQUESTS2: REQUESTS2_FLOORS,
+}
+
+
 @pytest.mark.parametrize("path", [SET, PROBE], ids=["paraphrases", "probe"])
 def test_the_set_is_large_enough_and_covers_every_kind(path: Path) -> None:
     cases = load_set(path)
@@ -159,7 +172,7 @@ def test_the_requests_set_covers_its_kinds_in_other_languages_too() -> None:
 
 def test_the_sets_share_no_message() -> None:
     seen: set[str] = set()
-    for path in (SET, PROBE, HOLDOUT, REQUESTS, OFFTOPIC, FRESH, FRESH4, REQUESTS2):
+    for path in SETS:
         said = {c.text.casefold() for c in load_set(path)}
         assert not said & seen, path
         seen |= said
@@ -167,16 +180,7 @@ def test_the_sets_share_no_message() -> None:
 
 @pytest.mark.parametrize(
     ("path", "floors"),
-    [
-        (SET, FLOORS),
-        (PROBE, PROBE_FLOORS),
-        (HOLDOUT, HOLDOUT_FLOORS),
-        (REQUESTS, REQUESTS_FLOORS),
-        (OFFTOPIC, OFFTOPIC_FLOORS),
-        (FRESH, FRESH_FLOORS),
-        (FRESH4, FRESH4_FLOORS),
-        (REQUESTS2, REQUESTS2_FLOORS),
-    ],
+    list(SETS.items()),
     ids=["paraphrases", "probe", "holdout", "requests", "offtopic", "fresh", "fresh4", "requests2"],
 )
 async def test_the_set_holds_its_floors(
