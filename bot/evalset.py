@@ -9,12 +9,14 @@ Each line of the set (JSON) is ``{"text", "kind", ...}``, one fresh conversation
   is safe: nothing wrong said).
 - ``out_of_scope``: declined, with no model call.
 - ``person``: handed off.
-- ``action`` with ``flow``: that flow started.
+- ``action`` with ``flow``: that flow started, or the playbook works toward the outcome of that
+  name (``legal.outcome``: "I'd love a live walkthrough" read as a demo request is qualified as a
+  demo lead by the playbook, as the demo flow would, and delivered to the same desk).
 - ``non_english`` with ``keys``: right when it cites one of ``keys``, safe when it cites nothing,
   wrong when it cites anything else (an unrelated passage is never acceptable).
 - ``lookalike``: a message that names a person, a refund or seats but asks for neither ("what is
   your refund policy", "can someone with the manager role see billing?"): right when nothing is
-  handed off and no flow starts, wrong when either happens.
+  handed off, no flow starts and no outcome is pursued, wrong when any of them happens.
 
 A line may carry ``before``: messages sent first in the same conversation (a follow-up such as
 "is it encrypted?" after "where is my data stored?"); only the last turn is scored.
@@ -96,9 +98,11 @@ def verdict(case: Case, record: Mapping[str, Any], replies: list[dict[str, Any]]
     if case.kind == "person":
         return "right" if move == "handoff" else "safe"
     flow = record["flow"]
+    pursued = record["legal"].get("outcome")  # absent from records before 2026-12-03
     if case.kind == "lookalike":
-        return "wrong" if move == "handoff" or flow else "right"
-    return "right" if flow and flow["name"] == case.flow else "safe"
+        return "wrong" if move == "handoff" or flow or pursued else "right"
+    started = (flow["name"] if flow else None, pursued)
+    return "right" if case.flow is not None and case.flow in started else "safe"
 
 
 @dataclass

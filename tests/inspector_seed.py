@@ -42,7 +42,11 @@ def record_for(conv_id: str, seq: int, text: str, channel: str = "web") -> dict[
             "score": 0.1,
         },
     ]
-    record["legal"] = {"moves": ["answer", "clarify", "escalate"], "rule": "answerable"}
+    record["legal"] = {
+        "moves": ["answer", "clarify", "escalate"],
+        "rule": "answerable",
+        "outcome": "demo" if seq % 13 == 0 else None,  # a turn working toward a demo
+    }
     move = "escalate" if escalate else ("clarify" if unsure else "answer")
     record["move"] = {"name": move, "why": f"seeded turn {seq}", "escalate": escalate}
     record["facts"] = [{"key": FACTS[seq % len(FACTS)], "source": "faq.yaml", "mode": "quote"}]

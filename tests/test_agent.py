@@ -94,7 +94,12 @@ async def test_demo_qualification_asks_blocking_slots_then_proposes(
     await say(app, conv, "about 12")
     last = await say(app, conv, "you can reach me at dana@example.com")
     assert last.record["move"]["name"] == "propose"
-    assert last.record["legal"] == {"moves": ["propose"], "rule": last.record["legal"]["rule"]}
+    assert last.record["legal"] == {
+        "moves": ["propose"],
+        "rule": last.record["legal"]["rule"],
+        "outcome": "demo",  # what the moves work toward, asked for or proposed
+    }
+    assert first.record["legal"]["outcome"] == "demo"
     assert {
         "type": "card",
         "card": "contact",

@@ -15,6 +15,7 @@ from bot.app import App
 from bot.config import Settings
 from bot.extend.tool import ToolOutcome
 from bot.flows.steps.refusal import change_limit, explainable, why
+from bot.flows.trigger import asks_to_act
 from bot.heads import load_head
 from bot.packs import Pack, PackErrors, load_pack
 from bot.turn.router import KeywordRouter
@@ -114,6 +115,32 @@ async def test_refund_and_guided_demo_start_from_customers_words(
     assert plain["turn"]["move"]["name"] == "ask"
 
 
+async def test_an_unsure_read_of_a_flows_intent_worded_as_a_request_starts_it(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    client, _ = flow_client
+    text = (
+        "Can you reverse the charge from yesterday? Nobody on our team approved the Pro upgrade,"
+        " it was a misclick."
+    )
+    body = await (await start(client)).say(text)
+    (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]
+    assert (intent["answer"], intent["outcome"]) == ("refund", "unsure")
+    assert 0.5 <= intent["confidence"] < 0.9
+    flow = body["turn"]["flow"]
+    assert (flow["name"], flow["step"]) == ("refund", "ask_email")
+    assert flow["started_by"] == {"leans": True}
+
+
+def test_a_request_is_worded_as_one() -> None:
+    assert asks_to_act("Can you reverse the charge from yesterday?")
+    assert asks_to_act("Please take Mark and Julia off our billing")
+    assert asks_to_act("we\u2019d like our money back")  # a typographic apostrophe
+    assert not asks_to_act("do you offer refunds if we cancel within 14 days?")
+    assert not asks_to_act("does every person who logs in need their own seat?")
+    assert not asks_to_act("can I force 2fa for everyone on my team")
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -123,6 +150,10 @@ async def test_refund_and_guided_demo_start_from_customers_words(
         "what's the pricing for monitor",
         "I want to talk to a person",
         "hello there",
+        # a count of an item with no verb of changing orders nothing
+        "one of my users forgot her password, should she reset it in Acme?",
+        # a question about a refund policy, not a request for one
+        "Do you offer refunds if we cancel within the first 14 days? just asking",
     ],
 )
 async def test_an_unrelated_message_starts_no_flow(

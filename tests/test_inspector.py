@@ -194,6 +194,7 @@ async def test_the_timeline_shows_each_turns_decision(inspector: tuple[TestClien
     assert "cites no fact" in html and "(citations)" in html  # the refused draft's reason
     assert 'href="/inspector/passages/faq-trial"' in html
     assert "orders.lookup" in html and "120 in / 24 out" in html
+    assert html.count("; toward <b>demo</b>") == 1  # turn 13 works toward a demo
     assert "<script>" not in html  # the CSP allows no inline script here
 
 

@@ -64,6 +64,17 @@ def test_the_verb_carries_on_and_undo_and_done_read_as_themselves() -> None:
     assert picks("what colour is the sky")[0][0] == "none"
 
 
+def test_the_verbs_of_growing_and_shrinking_a_count_say_which_way() -> None:
+    # Without them a bare count read as an order: "reduce our seats by three" added three.
+    assert picks("reduce our seats by three") == [("remove", "seats", 3, 0.9)]
+    assert picks("cut 2 users") == [("remove", "seats", 2, 0.9)]
+    assert picks("bump us by 4 seats") == [("add", "seats", 4, 0.9)]
+    assert picks("increase our seats by 5") == [("add", "seats", 5, 0.9)]
+    # A count given as the new total is a change to it, whichever way it goes.
+    assert picks("reduce it to 5 seats", ("seats", "conversation"))[0][:3] == ("change", "seats", 5)
+    assert picks("bump it to 12 users", ("seats", "conversation"))[0][:3] == ("change", "seats", 12)
+
+
 def test_a_change_taken_back_counts_as_taken_off() -> None:
     # After "no" to +5 seats, "make it 3 seats" means +3, not "set the total to 3".
     assert picks("make it 3 seats", ("seats", "conversation"))[0][0] == "change"

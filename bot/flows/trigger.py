@@ -10,7 +10,11 @@
   cross-language space, nearest this flow's lines by a clear margin (:mod:`bot.flows.across`;
   none without a multilingual encoder).
 - **change**: the flow's repeat step reads a change it could make ("drop two seats"): an item it
-  declares, named in the message, with a count.
+  declares, named in the message, with a count and a verb of changing.
+- **leans**: the head, unsure but not finding the message novel, reads the flow's intent as more
+  likely than not, and the message is worded as a request to the agent ("can you reverse the
+  charge from yesterday?", refund at 0.79). A question about the same thing ("do you offer
+  refunds if we cancel within 14 days?") is answered instead. Not for a shared intent.
 
 A confident *other* intent starts no flow ("where is my order?" never starts a refund on a shared
 word). With none, any signal starts the flow, except that a keyword alone does not when the head,
@@ -41,6 +45,11 @@ PERSON_MARGIN = 0.15
 LEANS_AT = 0.5
 _CHANGES = ("add", "remove", "change")
 _ONE = re.compile(r"\b(?:1|one|single)\b", re.IGNORECASE)
+#: A message worded as a request to the agent, not a question about how things are.
+_REQUEST = re.compile(
+    r"\b(?:please|pls|plz|kindly|(?:can|could|would|will) (?:you|u)|(?:i|we)(?:'d| would) like)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -62,6 +71,7 @@ class Signals:
     across: dict[str, Any] | None = None  # the cross-language read naming this flow
     change: dict[str, Any] | None = None  # the first change the repeat step reads
     elsewhere: bool = False  # the head, unsure, leans to another intent
+    leans: bool = False  # the head, unsure, leans to this flow's intent
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v}
@@ -167,6 +177,7 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         worded=bool(t.keywords) and bool(matching(normalise(text), t.keywords)),
         change=first_change(flow, text, pack.gates["repeat"]),
         elsewhere=bool(t.intents) and _leans_elsewhere(intent_read, t.intents),
+        leans=bool(t.intents) and _leans_to(intent_read, t.intents) and asks_to_act(text),
     )
 
 
@@ -185,17 +196,38 @@ def _leans_elsewhere(read: Read, intents: list[str]) -> bool:
     )
 
 
+def _leans_to(read: Read, intents: list[str]) -> bool:
+    """An unsure, not novel read whose likeliest answer is one of ``intents``, at
+    :data:`LEANS_AT` or more."""
+    return (
+        read["outcome"] != "act"
+        and read.get("reason") != "novel"
+        and read["answer"] in intents
+        and read["confidence"] >= LEANS_AT
+    )
+
+
+def asks_to_act(text: str) -> bool:
+    """Whether ``text`` is worded as a request to the agent ("please", "can you", "I'd like"):
+    "can you reverse the charge from yesterday?" is; "do you offer refunds if we cancel within
+    14 days?" and "does every person who logs in need their own seat?" are not."""
+    return _REQUEST.search(text.replace("\u2019", "'")) is not None
+
+
 def first_change(flow: Flow, text: str, gate: float) -> dict[str, Any] | None:
     """The first change the flow's repeat step reads in ``text`` (at its ``repeat`` gate) with
-    an item the text names and a count it gives ("a user" is no count: "how do I add a user"
-    asks how, it orders nothing), or None."""
+    an item the text names, a count it gives ("a user" is no count: "how do I add a user"
+    asks how, it orders nothing) and a verb of changing ("one of my users forgot her password"
+    and "the invoice bills us for 12 seats" name a count of an item and order nothing), or
+    None. Inside a running flow a bare "3 seats" is an order; before one, it is not."""
     step = next((s for s in flow.steps if s.repeat and s.items), None)
     if step is None:
         return None
     first = next(iter(step.items))
     for r in read_message(text, step.items, (first, "default")):
         counted = r.quantity is not None and (r.quantity > 1 or _ONE.search(r.phrase) is not None)
-        if r.item_from == "phrase" and counted and r.pick in _CHANGES and r.confidence >= gate:
+        ordered = r.item_from == "phrase" and counted and bool(r.cues)
+        if ordered and r.pick in _CHANGES and r.confidence >= gate:
             return {"step": step.id, "pick": r.pick, "item": r.item, "quantity": r.quantity}
     return None
 
@@ -211,4 +243,4 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     own_words = (s.worded and not s.elsewhere) or s.near or bool(s.across) or s.change is not None
     if shared:
         return own_words and (s.intent or confident is None)
-    return s.intent or own_words
+    return s.intent or own_words or s.leans

@@ -437,7 +437,11 @@ class Agent:
     async def _paused_turn(self, turn: Turn) -> TurnResult:
         """Staff have the conversation: the agent stays quiet and the message goes to them."""
         conv, record = turn.conversation, turn.record
-        record["legal"] = {"moves": ["handoff"], "rule": "paused: staff have taken over"}
+        record["legal"] = {
+            "moves": ["handoff"],
+            "rule": "paused: staff have taken over",
+            "outcome": None,
+        }
         record["move"] = {
             "name": "handoff",
             "why": "the message is relayed to the help desk",
@@ -656,7 +660,11 @@ class Agent:
 
 def _record_move(record: TurnRecord, decision: Decision) -> None:
     """The decide stage's part of the record: the legal set with its rule, the move and why."""
-    record["legal"] = {"moves": decision.legal, "rule": decision.rule}
+    record["legal"] = {
+        "moves": decision.legal,
+        "rule": decision.rule,
+        "outcome": decision.outcome,
+    }
     record["move"] = {"name": decision.move, "why": decision.why, "escalate": decision.escalate}
 
 

@@ -38,7 +38,7 @@ def new_record(
         "scope": {"verdict": None, "rule": None, "score": None, "threshold": None},
         "reads": [],
         "values": [],
-        "legal": {"moves": [], "rule": None},
+        "legal": {"moves": [], "rule": None, "outcome": None},
         "move": {"name": None, "why": None, "escalate": False},
         "facts": [],
         "reply": new_reply(),

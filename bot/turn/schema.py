@@ -44,6 +44,7 @@ ADDED_LATER: dict[str, str] = {
     "scope.threshold": "the domain check (2026-11-30)",
     "reply.gate.rules": "the reply gate's named rules (2026-12-01)",
     "message.user": "signed identity (2026-12-01)",
+    "legal.outcome": "the outcome pursued, recorded (2026-12-03)",
 }
 #: Optional keys that earlier versions never wrote (an absent one means "not recorded then").
 OPTIONAL_LATER: dict[str, str] = {

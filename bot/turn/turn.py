@@ -186,6 +186,7 @@ class ValueEntry(TypedDict):
 class LegalPart(TypedDict):
     moves: list[str]
     rule: str | None
+    outcome: str | None  # the playbook outcome the moves work toward (demo: asked or proposed)
 
 
 class MovePart(TypedDict):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from bot.text import STOPWORDS, has_phrase, normalise, tokens
 
-VERSION = "repeat-lexicon@2"
+VERSION = "repeat-lexicon@3"
 ACTIONS = ("add", "remove", "change", "undo", "done", "none")
 
 _SPLIT = re.compile(r"[,;.!?\n]+|\s+(?:and then|and|then|but|plus also|also)\s+", re.IGNORECASE)
@@ -89,6 +89,11 @@ _REMOVE = (
     "delete",
     "no more",
     "lose",
+    # the verbs of shrinking a count ("reduce our seats by three", "cut 2 licences")
+    "reduce",
+    "decrease",
+    "cut",
+    "lower",
     "retirez",
     "retirer",
     "enlevez",
@@ -111,6 +116,10 @@ _ADD = (
     "include",
     "throw in",
     "put in",
+    # the verbs of growing a count ("bump us by 4 seats", "increase our seats by 5")
+    "bump",
+    "increase",
+    "raise",
     "ajoutez",
     "ajouter",
     "rajoutez",
@@ -136,6 +145,15 @@ _CHANGE = (
     "should be",
     "switch to",
     "actually",
+    # a count given as the new total ("reduce it to 5 seats"), not as the change
+    "reduce to",
+    "reduce it to",
+    "increase to",
+    "increase it to",
+    "bump to",
+    "bump it to",
+    "down to",
+    "up to",
 )
 _POLITE = {"thanks", "thank", "please", "ok", "okay", "great", "cool", "cheers", "hi", "hello"}
 

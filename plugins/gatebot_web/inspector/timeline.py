@@ -61,9 +61,11 @@ def decision(record: dict[str, Any]) -> str:
     legal, move = _dict(record, "legal"), _dict(record, "move")
     moves = ", ".join(esc(m) for m in _list(legal, "moves")) or "—"
     escalate = ' <span class="badge esc">escalate</span>' if move.get("escalate") else ""
+    # An older record has no outcome; a turn that works toward none says nothing of one.
+    toward = f"; toward <b>{esc(legal['outcome'])}</b>" if legal.get("outcome") else ""
     return _section(
         "Decision",
-        f"<p>legal: {moves} <span class='why'>(rule {esc(legal.get('rule'))})</span></p>"
+        f"<p>legal: {moves} <span class='why'>(rule {esc(legal.get('rule'))}){toward}</span></p>"
         f"<p>move: <b>{esc(move.get('name'))}</b>{escalate} — "
         f"<span class='why'>{esc(move.get('why'))}</span></p>",
     )
