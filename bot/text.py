@@ -64,6 +64,26 @@ def asks_to_know(text: str) -> bool:
     return is_question(text) or _ASKS_TO_KNOW.search(norm) is not None
 
 
+#: What a value looks like written alone: an email address, a link, anything with a digit (an
+#: order number, a phone number) and an id joined by an underscore ("sub_acme1").
+_VALUE = re.compile(r"\S+@\S+\.\w+|https?://\S+|\S*\d\S*|\w+_\w+")
+#: Words that only frame a value given as an answer ("my email is ...", "order 1042, thanks",
+#: "you can reach me at ...").
+_VALUE_FRAME = frozenset(
+    "thanks thank please ok okay sure yes yeah here it's its email mail address order number "
+    "subscription id phone reach contact".split()
+)
+
+
+def only_values(text: str) -> bool:
+    """Whether ``text`` is nothing but values, framed at most by a few words ("sam@example.com",
+    "it's order 1042"): an answer to a question, which asks for nothing itself."""
+    if _VALUE.search(text) is None:
+        return False
+    rest = tokens(_VALUE.sub(" ", text))
+    return all(t in STOPWORDS or t in _VALUE_FRAME for t in rest)
+
+
 def normalise(text: str) -> str:
     return " ".join(_WORD.findall(text.lower().replace(APOSTROPHE, "'")))
 

@@ -18,6 +18,7 @@ from bot.flows.steps.refusal import change_limit, explainable, why
 from bot.flows.trigger import asks_to_act
 from bot.heads import load_head
 from bot.packs import Pack, PackErrors, load_pack
+from bot.text import only_values
 from bot.turn.router import KeywordRouter
 from tests.test_flows_api import DEMO_AUTH, order, start, text_of
 
@@ -287,6 +288,25 @@ async def test_a_person_the_head_is_unsure_of_is_read_from_the_nearest_lines(
     (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]
     assert intent["answer"] == "human" and intent["version"].endswith("+near")
     assert intent["near"]["cosine"] >= 0.55 and intent["near"]["margin"] >= 0.15
+
+
+def test_a_message_of_values_alone_is_told_apart() -> None:
+    for text in ("sam@example.com", "sub_acme1", "it's order 1042, thanks", "reach me at a@b.io"):
+        assert only_values(text), text
+    for text in ("refund order 1042", "add 3 seats", "I want a person, my email is a@b.io", "hi"):
+        assert not only_values(text), text
+
+
+@pytest.mark.parametrize("text", ["sam@example.com", "you can reach me at dana@example.com"])
+async def test_a_value_given_alone_asks_for_no_person(
+    flow_client: tuple[TestClient, App], text: str
+) -> None:
+    # An email address reads as a request for a person on the heads' embedding (0.83 to 0.95).
+    client, _ = flow_client
+    body = await (await start(client)).say(text)
+    (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]
+    assert (intent["outcome"], intent["reason"]) == ("unsure", "value_only")
+    assert body["turn"]["move"]["name"] != "handoff"
 
 
 @pytest.mark.parametrize(

@@ -201,7 +201,7 @@ def _leans_to(read: Read, intents: list[str]) -> bool:
     :data:`LEANS_AT` or more."""
     return (
         read["outcome"] != "act"
-        and read.get("reason") != "novel"
+        and not read.get("reason")  # novel, or nothing but a value: the head abstains
         and read["answer"] in intents
         and read["confidence"] >= LEANS_AT
     )

@@ -27,7 +27,7 @@ from bot.preflight.language import reply_language
 from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
 from bot.store.turnlock import ConversationBusy, TurnLocks
-from bot.text import asks_to_know, is_question
+from bot.text import asks_to_know, is_question, only_values
 from bot.turn import (
     answerable,
     followup_query,
@@ -263,9 +263,10 @@ class Agent:
         """The heads' readings: intent (a flow pre-flight routed to stands in for it) and mood."""
         intent_read, sentiment_read = await self._read_heads(turn.text, turn.state)
         intent_read = pre.intent_read(self.pack, intent_read)
-        if intent_read["outcome"] != "act":
+        answered = intent_read.get("reason") == "value_only"  # a value given asks for nobody
+        if intent_read["outcome"] != "act" and not answered:
             intent_read = await self._person_across(turn.text, intent_read)
-        if intent_read["outcome"] != "act":
+        if intent_read["outcome"] != "act" and not answered:
             intent_read = await self._person_near(turn.text, intent_read)
         turn.record["reads"] = [intent_read, sentiment_read]
         turn.clock.lap("heads")
@@ -538,6 +539,10 @@ class Agent:
         intent_read["ranking"] = intent.ranking
         if intent.reason:  # the head abstains however sure its softmax is (a novel message)
             intent_read["outcome"], intent_read["reason"] = "unsure", intent.reason
+        elif only_values(text):
+            # "sam@example.com" typed as an answer asks for nothing, though an email address reads
+            # as a request for a person (the hand-off lines say "get in touch with me").
+            intent_read["outcome"], intent_read["reason"] = "unsure", "value_only"
         if shadow := await self.readers.shadow_intent(text, options):
             intent_read["shadow"] = dict(_shadow_read(shadow, gates_["intent"]))
         sentiment_read = gates.read(

@@ -156,7 +156,7 @@ class Read(TypedDict):
     ranking: NotRequired[list[Any]]  # the intent head's likeliest answers
     score: NotRequired[float]  # the sentiment head's signed score
     legal: NotRequired[dict[str, float]]  # the move head's mass on each legal move
-    reason: NotRequired[str]  # why the read is unsure whatever its confidence ("novel")
+    reason: NotRequired[str]  # why the read is unsure whatever its confidence: novel, value_only
     query: NotRequired[str]  # answerability: the query knowledge search read
     query_from: NotRequired[str]  # ... "message", "follow-up" (joined with the last question)
     #: The pack's candidate head's reading of the same message (a shadow): recorded, never acting.
