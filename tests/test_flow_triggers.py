@@ -136,6 +136,8 @@ async def test_an_unsure_read_of_a_flows_intent_worded_as_a_request_starts_it(
 def test_a_request_is_worded_as_one() -> None:
     assert asks_to_act("Can you reverse the charge from yesterday?")
     assert asks_to_act("Please take Mark and Julia off our billing")
+    assert asks_to_act("Hey, can we hop on a call where you show us around Acme Cloud?")
+    assert asks_to_act("could I get the duplicate payment back")
     assert asks_to_act("we\u2019d like our money back")  # a typographic apostrophe
     assert not asks_to_act("do you offer refunds if we cancel within 14 days?")
     assert not asks_to_act("does every person who logs in need their own seat?")

@@ -60,7 +60,7 @@ PROBE_FLOORS = {
 #: neither handed off nor started on a flow.
 REQUESTS_FLOORS = {
     "person": (11 / 12, 0),
-    "action": (11 / 13, 0),
+    "action": (11 / 13, 0),  # measured 12 (11 before the demo lean)
     "lookalike": (9 / 9, 0),
 }
 
@@ -132,11 +132,11 @@ FRESH4_FLOORS = {
 #: ask for money back, seat changes, a demo given by a person and a person, and look-alikes that
 #: only mention them (README, "How customers ask for things").
 REQUESTS2_FLOORS = {
-    # measured 47 of 70 (44 before the refund flow's double-charge line; 37 before a lean to the
-    # flow's intent worded as a request started it and the playbook's demo counted as the demo
-    # started; 36 before a flow intent's keyword kept "hey, add seats for the 4 folks from the
-    # Berlin office please" in scope)
-    "action": (46 / 70, 0),
+    # measured 50 of 70 (47 before the demo lean and "can we"; 44 before the refund flow's
+    # double-charge line; 37 before a lean to the flow's intent worded as a request started it and
+    # the playbook's demo counted as the demo started; 36 before a flow intent's keyword kept "hey,
+    # add seats for the 4 folks from the Berlin office please" in scope)
+    "action": (49 / 70, 0),
     # measured 23 of 25 (19 before three hand-off lines written after reading this set's misses)
     "person": (22 / 25, 0),
     # measured 16 of 20, 4 wrong: "Is there a recorded demo video of Pipelines I can watch on my

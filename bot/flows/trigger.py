@@ -14,7 +14,8 @@
 - **leans**: the head, unsure but not finding the message novel, reads the flow's intent as more
   likely than not, and the message is worded as a request to the agent ("can you reverse the
   charge from yesterday?", refund at 0.79). A question about the same thing ("do you offer
-  refunds if we cancel within 14 days?") is answered instead. Not for a shared intent.
+  refunds if we cancel within 14 days?") is answered instead. For a shared intent too ("book us in
+  for a live tour of the platform pls", demo at 0.52, runs the guided demo).
 
 A confident *other* intent starts no flow ("where is my order?" never starts a refund on a shared
 word). With none, any signal starts the flow, except that a keyword alone does not when the head,
@@ -47,7 +48,8 @@ _CHANGES = ("add", "remove", "change")
 _ONE = re.compile(r"\b(?:1|one|single)\b", re.IGNORECASE)
 #: A message worded as a request to the agent, not a question about how things are.
 _REQUEST = re.compile(
-    r"\b(?:please|pls|plz|kindly|(?:can|could|would|will) (?:you|u)|(?:i|we)(?:'d| would) like)\b",
+    r"\b(?:please|pls|plz|kindly|(?:can|could|would|will) (?:you|u|we)|(?:can|could) i (?:get|have)"
+    r"|(?:i|we)(?:'d| would) like)\b",
     re.IGNORECASE,
 )
 
@@ -208,7 +210,8 @@ def _leans_to(read: Read, intents: list[str]) -> bool:
 
 
 def asks_to_act(text: str) -> bool:
-    """Whether ``text`` is worded as a request to the agent ("please", "can you", "I'd like"):
+    """Whether ``text`` is worded as a request ("please", "can you", "can we", "could I get",
+    "I'd like"):
     "can you reverse the charge from yesterday?" is; "do you offer refunds if we cancel within
     14 days?" and "does every person who logs in need their own seat?" are not."""
     return _REQUEST.search(text.replace("\u2019", "'")) is not None
@@ -242,5 +245,5 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     shared = intent is not None and intent.outcome is not None
     own_words = (s.worded and not s.elsewhere) or s.near or bool(s.across) or s.change is not None
     if shared:
-        return own_words and (s.intent or confident is None)
+        return (own_words or s.leans) and (s.intent or confident is None)
     return s.intent or own_words or s.leans
