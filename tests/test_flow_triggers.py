@@ -15,7 +15,7 @@ from bot.app import App
 from bot.config import Settings
 from bot.extend.tool import ToolOutcome
 from bot.flows.steps.refusal import change_limit, explainable, why
-from bot.flows.trigger import asks_to_act
+from bot.flows.trigger import asks_how, asks_to_act
 from bot.heads import load_head
 from bot.packs import Pack, PackErrors, load_pack
 from bot.text import only_values
@@ -133,6 +133,16 @@ async def test_an_unsure_read_of_a_flows_intent_worded_as_a_request_starts_it(
     assert flow["started_by"] == {"leans": True}
 
 
+def test_a_question_about_how_things_work_is_told_apart() -> None:
+    assert asks_how("can I get a refund if I cancel in the first 14 days?")
+    assert asks_how("can we reduce seats anytime?")
+    assert asks_how("can I have more than 50 seats on the Team plan?")
+    # asking the agent itself outweighs a condition
+    assert not asks_how("please remove 2 seats if we have more than 10")
+    assert not asks_how("If the duplicate payment isn't credited back by Friday I'll dispute it")
+    assert not asks_how("Is it possible to get 30 more user licences added today?")
+
+
 def test_a_request_is_worded_as_one() -> None:
     assert asks_to_act("Can you reverse the charge from yesterday?")
     assert asks_to_act("Please take Mark and Julia off our billing")
@@ -157,6 +167,9 @@ def test_a_request_is_worded_as_one() -> None:
         "one of my users forgot her password, should she reset it in Acme?",
         # a question about a refund policy, not a request for one
         "Do you offer refunds if we cancel within the first 14 days? just asking",
+        # questions about how seat changes work, read confidently as the seat intent
+        "can we add seats mid-month or only at renewal?",
+        "could we remove seats later if the team shrinks?",
     ],
 )
 async def test_an_unrelated_message_starts_no_flow(

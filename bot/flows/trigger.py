@@ -17,7 +17,9 @@
   refunds if we cancel within 14 days?") is answered instead. For a shared intent too ("book us in
   for a live tour of the platform pls", demo at 0.52, runs the guided demo).
 
-A confident *other* intent starts no flow ("where is my order?" never starts a refund on a shared
+A message that asks how things work (:func:`asks_how`: a condition, an alternative, a limit, a
+time, and no request to the agent itself) starts no flow, however sure the head: "can we add seats
+mid-month or only at renewal?" is answered. A confident *other* intent starts no flow ("where is my order?" never starts a refund on a shared
 word). With none, any signal starts the flow, except that a keyword alone does not when the head,
 unsure, still leans to another intent (more likely than not): "what is your refund policy" reads
 as a pricing question and is answered as one. An intent the playbook also serves (one with an
@@ -46,6 +48,19 @@ PERSON_MARGIN = 0.15
 LEANS_AT = 0.5
 _CHANGES = ("add", "remove", "change")
 _ONE = re.compile(r"\b(?:1|one|single)\b", re.IGNORECASE)
+#: A question about how things work: a condition, an alternative, a limit, a time ("can we add
+#: seats mid-month or only at renewal?", "can I get a refund if I cancel in the first 14 days?").
+_ASKS_HOW = re.compile(
+    r"\b(?:if (?:i|we)|whether|or only|or do|or does|or is|or are|anytime|any time|at renewal"
+    r"|mid[- ]month|later|in the future|more than|is there a (?:limit|minimum|maximum)|policy"
+    r"|do you offer|do you allow)\b",
+    re.IGNORECASE,
+)
+#: Asking the agent itself to do something: stronger than any of those.
+_ASKS_YOU = re.compile(
+    r"\b(?:please|pls|plz|(?:can|could|would|will) (?:you|u)|(?:i|we)(?:'d| would) like)\b",
+    re.IGNORECASE,
+)
 #: A message worded as a request to the agent, not a question about how things are.
 _REQUEST = re.compile(
     r"\b(?:please|pls|plz|kindly|(?:can|could|would|will) (?:you|u|we)|(?:can|could) i (?:get|have)"
@@ -74,6 +89,7 @@ class Signals:
     change: dict[str, Any] | None = None  # the first change the repeat step reads
     elsewhere: bool = False  # the head, unsure, leans to another intent
     leans: bool = False  # the head, unsure, leans to this flow's intent
+    asks_how: bool = False  # the message asks how things work ("... mid-month or only at renewal?")
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v}
@@ -180,6 +196,7 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         change=first_change(flow, text, pack.gates["repeat"]),
         elsewhere=bool(t.intents) and _leans_elsewhere(intent_read, t.intents),
         leans=bool(t.intents) and _leans_to(intent_read, t.intents) and asks_to_act(text),
+        asks_how=asks_how(text),
     )
 
 
@@ -217,6 +234,14 @@ def asks_to_act(text: str) -> bool:
     return _REQUEST.search(text.replace("\u2019", "'")) is not None
 
 
+def asks_how(text: str) -> bool:
+    """Whether ``text`` asks how things work (a condition, an alternative, a limit, a time) rather
+    than for something to be done: "could we remove seats later if the team shrinks?" is answered,
+    "please remove 2 seats if you can" starts the seat flow."""
+    norm = text.replace("\u2019", "'")
+    return _ASKS_HOW.search(norm) is not None and _ASKS_YOU.search(norm) is None
+
+
 def first_change(flow: Flow, text: str, gate: float) -> dict[str, Any] | None:
     """The first change the flow's repeat step reads in ``text`` (at its ``repeat`` gate) with
     an item the text names, a count it gives ("a user" is no count: "how do I add a user"
@@ -239,6 +264,8 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     """Whether the signals start ``flow``, given the intent read confidently (None: none)."""
     if s.routed:
         return True
+    if s.asks_how:
+        return False  # a question about the flow's subject is answered, not taken as a request
     if confident is not None and not s.intent:
         return False  # a confident other intent: never a flow on a shared word
     intent = pack.intent(flow.trigger.intent or "")
