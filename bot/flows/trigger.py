@@ -19,13 +19,14 @@
 
 A message that asks how things work (:func:`asks_how`: a condition, an alternative, a limit, a
 time, and no request to the agent itself) starts no flow, however sure the head: "can we add seats
-mid-month or only at renewal?" is answered. A confident *other* intent starts no flow ("where is my order?" never starts a refund on a shared
-word). With none, any signal starts the flow, except that a keyword alone does not when the head,
-unsure, still leans to another intent (more likely than not): "what is your refund policy" reads
-as a pricing question and is answered as one. An intent the playbook also serves (one with an
-``outcome``: a demo request is proposed and delivered as a lead) is shared, so a read of it starts
-the flow only with the flow's words or one of its examples nearest: "could someone walk our team
-through the product on a call" runs the guided demo, "can I get a demo" stays the playbook's.
+mid-month or only at renewal?" is answered. A confident *other* intent starts no flow ("where is
+my order?" never starts a refund on a shared word). With none, any signal starts the flow, except
+that a keyword alone does not when the head, unsure, still leans to another intent (more likely
+than not): "what is your refund policy" reads as a pricing question and is answered as one. An
+intent the playbook also serves (one with an ``outcome``: a demo request is proposed and delivered
+as a lead) is shared, so a read of it starts the flow only with the flow's words, one of its
+examples nearest or a lean worded as a request: "could someone walk our team through the product
+on a call" runs the guided demo, "can I get a demo" stays the playbook's.
 """
 
 from __future__ import annotations
