@@ -84,6 +84,44 @@ def only_values(text: str) -> bool:
     return all(t in STOPWORDS or t in _VALUE_FRAME for t in rest)
 
 
+#: A message worded as a request to the agent, not a question about how things are.
+_REQUEST = re.compile(
+    r"\b(?:please|pls|plz|kindly|(?:can|could|would|will) (?:you|u|we)|(?:can|could) i (?:get|have)"
+    r"|(?:i|we)(?:'d| would) like)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_to_act(text: str) -> bool:
+    """Whether ``text`` is worded as a request ("please", "can you", "can we", "could I get",
+    "I'd like"): "can you reverse the charge from yesterday?" is; "do you offer refunds if we
+    cancel within 14 days?" and "does every person who logs in need their own seat?" are not."""
+    return _REQUEST.search(text.replace(APOSTROPHE, "'")) is not None
+
+
+#: A question about how things work: a condition, an alternative, a limit, a time ("can we add
+#: seats mid-month or only at renewal?", "can I get a refund if I cancel in the first 14 days?").
+_ASKS_HOW = re.compile(
+    r"\b(?:if (?:i|we)|whether|or only|or do|or does|or is|or are|anytime|any time|at renewal"
+    r"|mid[- ]month|later|in the future|more than|is there a (?:limit|minimum|maximum)|policy"
+    r"|do you offer|do you allow)\b",
+    re.IGNORECASE,
+)
+#: Asking the agent itself to do something: stronger than any of those.
+_ASKS_YOU = re.compile(
+    r"\b(?:please|pls|plz|(?:can|could|would|will) (?:you|u)|(?:i|we)(?:'d| would) like)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_how(text: str) -> bool:
+    """Whether ``text`` asks how things work (a condition, an alternative, a limit, a time) rather
+    than for something to be done: "could we remove seats later if the team shrinks?" is answered,
+    "please remove 2 seats if you can" starts the seat flow."""
+    norm = text.replace(APOSTROPHE, "'")
+    return _ASKS_HOW.search(norm) is not None and _ASKS_YOU.search(norm) is None
+
+
 def normalise(text: str) -> str:
     return " ".join(_WORD.findall(text.lower().replace(APOSTROPHE, "'")))
 

@@ -15,10 +15,9 @@ from bot.app import App
 from bot.config import Settings
 from bot.extend.tool import ToolOutcome
 from bot.flows.steps.refusal import change_limit, explainable, why
-from bot.flows.trigger import asks_how, asks_to_act
 from bot.heads import load_head
 from bot.packs import Pack, PackErrors, load_pack
-from bot.text import only_values
+from bot.text import asks_how, asks_to_act, only_values
 from bot.turn.router import KeywordRouter
 from tests.test_flows_api import DEMO_AUTH, order, start, text_of
 
@@ -141,6 +140,18 @@ def test_a_question_about_how_things_work_is_told_apart() -> None:
     assert not asks_how("please remove 2 seats if we have more than 10")
     assert not asks_how("If the duplicate payment isn't credited back by Friday I'll dispute it")
     assert not asks_how("Is it possible to get 30 more user licences added today?")
+
+
+async def test_a_question_about_how_refunds_work_is_answered_not_asked_an_order_number(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    client, _ = flow_client
+    body = await (await start(client)).say("can I get a refund if I cancel in the first 14 days?")
+    turn = body["turn"]
+    assert turn["flow"] is None and turn["scope"]["verdict"] == "in"
+    assert turn["move"]["name"] == "answer"
+    assert turn["legal"]["rule"] == "intent refund asked how it works: answer, nothing asked"
+    assert "order number" not in text_of(body)
 
 
 def test_a_request_is_worded_as_one() -> None:

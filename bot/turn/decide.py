@@ -116,11 +116,15 @@ def decide(
     seq: int,
     move_scores: MoveScores | None = None,
     gave_values: bool = False,
+    asks_how: bool = False,
 ) -> Decision:
     """The legal moves and the move. ``state`` is the conversation's, already updated by this
     turn's readings (values stored, a pending check resolved). ``move_scores``: the move head's
     reading, which picks among the legal moves (see :meth:`Decision.choose`). ``gave_values``: the
-    message gave a value this turn (an email, an order number), so it answers rather than asks."""
+    message gave a value this turn (an email, an order number), so it answers rather than asks.
+    ``asks_how``: the message asks how things work (:func:`bot.text.asks_how`), so an intent's
+    needs are not asked for: "can I get a refund if I cancel in the first 14 days?" is a question
+    about refunds, not one whose order number matters."""
     if scope["verdict"] == "out":
         return Decision(
             ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
@@ -138,7 +142,7 @@ def decide(
         return value_check(check).choose()
     hostile = sentiment_read["outcome"] == "act" and sentiment_read["answer"] == "hostile"
     blocked, resumes = _selling_blocks(state, intent, hostile)
-    decision = _playbook(pack, state, scope, intent, intent_read, blocked, gave_values)
+    decision = _playbook(pack, state, scope, intent, intent_read, blocked, gave_values, asks_how)
     decision.resumes = resumes
     offered = state.get("offered_person") == "declined"  # once is enough: no nagging
     if hostile and not offered and (decision.legal[0] in _ASKING or intent is None):
@@ -177,6 +181,7 @@ def _playbook(
     intent_read: Read,
     blocked: list[str],
     gave_values: bool = False,
+    asks_how: bool = False,
 ) -> Decision:
     """The outcome table and the intents' own moves, before the hard rules narrow them."""
     pending = pack.intent(state.get("pending_intent") or "")
@@ -185,7 +190,7 @@ def _playbook(
         if state.get("stopped"):
             decision.rule += f"; the customer asked for {intent.outcome} themselves after a no"
     elif intent:
-        decision = _serve(pack, state, intent, blocked, pending=False)
+        decision = _serve(pack, state, intent, blocked, pending=False, asks_how=asks_how)
     elif state.get("outcome") and not blocked and scope.get("question"):
         decision = Decision(
             [pack.default_move, "handoff"], "a question mid-qualification: answer it, then resume"
@@ -202,13 +207,25 @@ def _playbook(
 
 
 def _serve(
-    pack: Pack, state: ConversationState, intent: Intent, blocked: list[str], pending: bool
+    pack: Pack,
+    state: ConversationState,
+    intent: Intent,
+    blocked: list[str],
+    pending: bool,
+    asks_how: bool = False,
 ) -> Decision:
-    """An intent's own move, once the slots it needs are known (an order number first)."""
+    """An intent's own move, once the slots it needs are known (an order number first); a
+    question about how things work gets the move at once, with nothing asked."""
     move = intent.move or pack.default_move
     if blocked and (move in SELLING or intent.outcome):
         # Selling is off: answer what was asked, and gather nothing for a sale.
         return Decision(["answer", "handoff"], f"intent {intent.name} would sell; answer instead")
+    if asks_how and intent.needs:
+        return Decision(
+            [move, "handoff"],
+            f"intent {intent.name} asked how it works: {move}, nothing asked",
+            template=intent.template,
+        )
     missing = _missing(pack, state, intent.needs)
     if missing:
         rule = f"intent {intent.name} needs {', '.join(missing)}"

@@ -29,7 +29,7 @@ from bot.heads import NONE
 from bot.packs import Pack
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
-from bot.text import is_question, matching, normalise, respell, tokens
+from bot.text import asks_how, is_question, matching, normalise, respell, tokens
 from bot.turn.anchor import anchors
 from bot.turn.domain import (
     CrossDomain,
@@ -70,11 +70,14 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     "does Monitor alert me when it rains" stays in scope.
     """
     norm = normalise(text)
-    verdict = _verdict(pack, norm, known_slots)
+    # A question about how things work needs no order number ("can I get a refund if I cancel in
+    # the first 14 days?"): it is in scope, not waiting for input.
+    how = asks_how(text)
+    verdict = _verdict(pack, norm, known_slots, how)
     spelled = respell(norm, _keyword_words(pack))
     if verdict["rule"] == NO_MATCH and spelled != norm:
         # "whats teh pricng for monitr": a declared word misspelled is still that word.
-        verdict = _verdict(pack, spelled, known_slots)
+        verdict = _verdict(pack, spelled, known_slots, how)
         if verdict["rule"] != NO_MATCH:
             verdict["rule"] = f"spelled:{verdict['rule']}"
     verdict["question"] = is_question(text)
@@ -82,7 +85,7 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     return verdict
 
 
-def _verdict(pack: Pack, norm: str, known_slots: set[str]) -> Scope:
+def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) -> Scope:
     covered = [p.key for p in pack.products if matching(norm, p.keywords)]
     covered += [t.key for t in pack.topics if matching(norm, t.keywords)]
     covered += [i.name for i in pack.intents if matching(norm, i.keywords)]
@@ -92,7 +95,7 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str]) -> Scope:
         return {"verdict": "out", "rule": f"out_of_scope:{rule.key}", "template": rule.template}
     for intent in pack.intents:
         missing = [s for s in intent.needs if s not in known_slots]
-        if missing and matching(norm, intent.keywords):
+        if missing and not how and matching(norm, intent.keywords):
             return {
                 "verdict": "needs_input",
                 "rule": f"{intent.name} needs {missing[0]}",
