@@ -36,6 +36,10 @@ from bot.turn.agent import Agent
 
 log = logging.getLogger(__name__)
 
+#: The longest a channel adapter's stop or the live events' stop may take before the app goes on
+#: without it: an SDK loop that ignores its cancellation must not keep the process from stopping.
+PART_STOP_S = 20.0
+
 
 class Registry:
     """What the ``register_*`` hooks handed over, collected once at build time."""
@@ -316,11 +320,11 @@ class App:
         await self.retries.stop()
         for adapter in reversed(self.channels):
             try:
-                await adapter.stop()
+                await _bounded(f"channel {adapter.name}", adapter.stop())
             except Exception:
                 log.exception("channel %s did not stop cleanly", adapter.name)
         self.channels.clear()
-        await self.events.stop()
+        await _bounded("live events", self.events.stop())
         await call_lifecycle(self.plugins.hook.shutdown(app=self))
         await self.provider.aclose()
         await self.agent.flows.aclose()
@@ -344,3 +348,17 @@ class App:
                 **self.retries.report(),
             },
         }
+
+
+async def _bounded(part: str, stopping: Any, seconds: float = PART_STOP_S) -> None:
+    """Await ``stopping`` (one part's stop) for at most ``seconds``, then go on without it. Not
+    ``asyncio.wait_for``: on a timeout it waits for the cancelled work to end, which is what a
+    loop that swallowed its cancellation never does (redis-py's pub/sub read under Python 3.11's
+    ``asyncio.timeout`` can turn a cancel into a timeout and read on)."""
+    task = asyncio.ensure_future(stopping)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if not done:
+        task.cancel()
+        log.warning("%s did not stop within %g s; the app stops without it", part, seconds)
+        return
+    task.result()  # what the stop raised, raised here

@@ -45,6 +45,8 @@ class RedisEventBus(EventBus):
         self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_SIZE)
         self._tasks: list[asyncio.Task[None]] = []
         self._first_try = asyncio.Event()  # subscribed, or refused once
+        #: Set by ``stop``: the receiver ends at its next read even if a cancel was swallowed.
+        self._stopping = False
         self.connected = False
         self._reported_down = False
         if metrics is not None:
@@ -66,6 +68,7 @@ class RedisEventBus(EventBus):
             await asyncio.wait_for(self._first_try.wait(), START_WAIT_S)
 
     async def stop(self) -> None:
+        self._stopping = True
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()
@@ -114,13 +117,16 @@ class RedisEventBus(EventBus):
 
     async def _receive_forever(self) -> None:
         delay = BACKOFF_S[0]
-        while True:
+        while not self._stopping:
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self._channel)
                 self._set_connected(True)
                 delay = BACKOFF_S[0]
-                while True:
+                # Not ``while True``: a cancel that lands as the read's own 1 s timeout expires
+                # can come back as that timeout (Python 3.11's asyncio.timeout), and the read
+                # returns None as if nothing happened; the flag still ends the loop.
+                while not self._stopping:
                     message = await pubsub.get_message(timeout=1.0)
                     if message is not None and message.get("type") == "message":
                         self.receive(message["data"])
