@@ -84,10 +84,12 @@ def only_values(text: str) -> bool:
     return all(t in STOPWORDS or t in _VALUE_FRAME for t in rest)
 
 
-#: A message worded as a request to the agent, not a question about how things are.
+#: Asking the agent itself to do something.
+_TO_YOU = r"please|pls|plz|(?:can|could|would|will) (?:you|u)|(?:i|we)(?:'d| would) like"
+#: A message worded as a request, not a question about how things are: asking the agent, or
+#: asking for something ("can we hop on a call", "could I get the duplicate back").
 _REQUEST = re.compile(
-    r"\b(?:please|pls|plz|kindly|(?:can|could|would|will) (?:you|u|we)|(?:can|could) i (?:get|have)"
-    r"|(?:i|we)(?:'d| would) like)\b",
+    rf"\b(?:{_TO_YOU}|kindly|(?:can|could|would|will) we|(?:can|could) i (?:get|have))\b",
     re.IGNORECASE,
 )
 
@@ -107,11 +109,8 @@ _ASKS_HOW = re.compile(
     r"|do you offer|do you allow)\b",
     re.IGNORECASE,
 )
-#: Asking the agent itself to do something: stronger than any of those.
-_ASKS_YOU = re.compile(
-    r"\b(?:please|pls|plz|(?:can|could|would|will) (?:you|u)|(?:i|we)(?:'d| would) like)\b",
-    re.IGNORECASE,
-)
+#: Asking the agent itself outweighs any of those ("please remove 2 seats if you can").
+_ASKS_YOU = re.compile(rf"\b(?:{_TO_YOU})\b", re.IGNORECASE)
 
 
 def asks_how(text: str) -> bool:
