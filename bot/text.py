@@ -87,26 +87,42 @@ def only_values(text: str) -> bool:
 #: Asking the agent itself to do something.
 _TO_YOU = r"please|pls|plz|(?:can|could|would|will) (?:you|u)|(?:i|we)(?:'d| would) like"
 #: A message worded as a request, not a question about how things are: asking the agent, or
-#: asking for something ("can we hop on a call", "could I get the duplicate back").
+#: asking for something ("can we hop on a call", "could I get the duplicate back", "is it
+#: possible to set up a meeting").
 _REQUEST = re.compile(
-    rf"\b(?:{_TO_YOU}|kindly|(?:can|could|would|will) we|(?:can|could) i (?:get|have))\b",
+    rf"\b(?:{_TO_YOU}|kindly|(?:can|could|would|will) we|(?:can|could|may) i (?:get|have|book)"
+    r"|is (?:it|there a way) (?:possible )?to (?:get|have|book|set up|schedule|arrange))\b",
+    re.IGNORECASE,
+)
+#: Saying what one wants or needs is a request only in a message that asks no question: "I want
+#: to change the number of users to 25" is one; in "I need everyone to use 2FA, can I enforce
+#: that?" the want is the question's context. Wanting to know is a question.
+_WANTS = re.compile(
+    r"\b(?:i|we) (?:want|need)\b(?! to (?:know|understand|learn|find out|check|ask|confirm))",
     re.IGNORECASE,
 )
 
 
 def asks_to_act(text: str) -> bool:
     """Whether ``text`` is worded as a request ("please", "can you", "can we", "could I get",
-    "I'd like"): "can you reverse the charge from yesterday?" is; "do you offer refunds if we
-    cancel within 14 days?" and "does every person who logs in need their own seat?" are not."""
-    return _REQUEST.search(text.replace(APOSTROPHE, "'")) is not None
+    "I'd like", "I want ..." in a message that asks no question): "can you reverse the charge
+    from yesterday?" is; "do you offer refunds if we cancel within 14 days?" and "does every
+    person who logs in need their own seat?" are not."""
+    norm = text.replace(APOSTROPHE, "'")
+    if _REQUEST.search(norm) is not None:
+        return True
+    return _WANTS.search(norm) is not None and not is_question(norm)
 
 
-#: A question about how things work: a condition, an alternative, a limit, a time ("can we add
-#: seats mid-month or only at renewal?", "can I get a refund if I cancel in the first 14 days?").
+#: A question about how things work: a condition, an alternative, a limit, a time, who may do
+#: it ("can we add seats mid-month or only at renewal?", "can I get a refund if I cancel in the
+#: first 14 days?", "how long does a refund take to show up?", "who on our side can change the
+#: seat count?").
 _ASKS_HOW = re.compile(
     r"\b(?:if (?:i|we)|whether|or only|or do|or does|or is|or are|anytime|any time|at renewal"
     r"|mid[- ]month|later|in the future|more than|is there a (?:limit|minimum|maximum)|policy"
-    r"|do you offer|do you allow)\b",
+    r"|do you offer|do you allow|how long|how soon|how quickly|what happens"
+    r"|who (?:on|in|at|can|is|else))\b",
     re.IGNORECASE,
 )
 #: Asking the agent itself outweighs any of those ("please remove 2 seats if you can").

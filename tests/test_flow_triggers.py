@@ -140,6 +140,9 @@ def test_a_question_about_how_things_work_is_told_apart() -> None:
     assert not asks_how("please remove 2 seats if we have more than 10")
     assert not asks_how("If the duplicate payment isn't credited back by Friday I'll dispute it")
     assert not asks_how("Is it possible to get 30 more user licences added today?")
+    # how long, who may do it
+    assert asks_how("how long does a refund normally take to show up on my card?")
+    assert asks_how("Who on our side is allowed to change the seat count?")
 
 
 async def test_a_question_about_how_refunds_work_is_answered_not_asked_an_order_number(
@@ -163,6 +166,12 @@ def test_a_request_is_worded_as_one() -> None:
     assert not asks_to_act("do you offer refunds if we cancel within 14 days?")
     assert not asks_to_act("does every person who logs in need their own seat?")
     assert not asks_to_act("can I force 2fa for everyone on my team")
+    assert asks_to_act("Can I book a call with a sales engineer to see how Monitor fits us?")
+    assert asks_to_act("Is it possible to set up a meeting where your people present Acme?")
+    # saying what one wants is a request in a message that asks nothing else
+    assert asks_to_act("I want to change the number of users on our account to 25")
+    assert not asks_to_act("I need everyone on our team to use 2FA, can I enforce that?")
+    assert not asks_to_act("we need to know whether SSO is included")
 
 
 @pytest.mark.parametrize(
@@ -361,3 +370,17 @@ async def test_a_seat_request_in_words_far_from_the_pack_is_not_declined(
     body = await (await start(client)).say("one of our devs quit, can you drop her license")
     assert body["turn"]["scope"]["verdict"] == "in"
     assert body["turn"]["flow"]["name"] == "add_seats"
+
+
+async def test_a_request_far_from_the_pack_s_wording_is_kept_when_the_head_leans_to_a_flow(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    # Nearer the generic lines than the pack by the topic-word margin, but the head reads the
+    # seat flow's intent (unsure, not novel) and the message holds a word of the pack's.
+    client, _ = flow_client
+    body = await (await start(client)).say(
+        "hiring a new dev next week, need another license for her"
+    )
+    turn = body["turn"]
+    assert turn["scope"]["verdict"] == "in"
+    assert turn["flow"]["name"] == "add_seats"

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from bot.flows.trigger import LEANS_AT
 from bot.heads import NONE
 from bot.packs import Pack
 from bot.preflight import language
@@ -368,9 +369,11 @@ class ScopeCheck:
         far its wording sits from the pack's texts."""
         reading = await self.readers.intent(text, None, vector)
         intent = self.pack.intent(reading.answer)
-        if intent is None or reading.confidence < self.pack.gates["intent"]:
+        if intent is None or reading.confidence < LEANS_AT:
             return False
         if intent.move == "handoff":
-            return True
+            return reading.confidence >= self.pack.gates["intent"]
         flows = {f.trigger.intent for f in self.pack.flows.values()}
+        # A lean is enough here: the message already holds one of the pack's words ("hiring a
+        # new dev next week, need another license for her": seats at 0.83).
         return or_flow and reading.reason is None and intent.name in flows
