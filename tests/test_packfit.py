@@ -103,6 +103,15 @@ async def test_what_the_shipped_head_refused_is_answered(client: TestClient) -> 
     assert body["replies"][0]["citations"][0]["key"] == "faq-docker"
 
 
+async def test_a_sure_faq_match_far_ahead_in_the_ranking_answers(client: TestClient) -> None:
+    # The Docker entry leads the next document by only 0.085 in cosine (under FAQ_MATCH_CLEAR)
+    # but by 0.18 in the hybrid ranking, with a match at 0.995: answered from the entry.
+    body = await _say(client, "our whole build is a Dockerfile, will pipelines handle that?")
+    read = _read(body)
+    assert read["outcome"] == "act" and "+faq-match" in read["version"]
+    assert body["replies"][0]["citations"][0]["key"] == "faq-docker"
+
+
 async def test_a_question_naming_what_the_pack_never_says_is_refused(client: TestClient) -> None:
     body = await _say(client, "is there a pagerduty integration")
     read = _read(body)
