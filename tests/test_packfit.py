@@ -112,6 +112,14 @@ async def test_a_sure_faq_match_far_ahead_in_the_ranking_answers(client: TestCli
     assert body["replies"][0]["citations"][0]["key"] == "faq-docker"
 
 
+async def test_shorthand_is_no_unseen_name(client: TestClient) -> None:
+    # "PRs" is written out as the entry writes it ("pull requests"), so it names nothing unseen.
+    body = await _say(client, "will pipelines show the build result on my github PRs?")
+    read = _read(body)
+    assert read["outcome"] == "act" and "+unseen-name" not in read["version"]
+    assert body["replies"][0]["citations"][0]["key"] == "faq-github"
+
+
 async def test_a_question_naming_what_the_pack_never_says_is_refused(client: TestClient) -> None:
     body = await _say(client, "is there a pagerduty integration")
     read = _read(body)

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gatebot_knowledge.lexical import Bm25Index, stem
+from gatebot_knowledge.lexical import Bm25Index, stem, tokenize
 from gatebot_knowledge.passages import Passage
+from gatebot_knowledge.shorthand import written_out
 
 MODES = ("hybrid", "embeddings", "bm25")
 
@@ -101,6 +102,7 @@ class KnowledgeIndex:
         writes it ("whats teh pricng" -> "whats teh pricing"): the retriever searches this, on
         both sides (an encoder reads "pricng" as noise too). Unchanged when nothing was
         corrected. Ranking and evaluation below read the query they are given as it is."""
+        query = written_out(query, self._knows)
         fixes = self.lexical.corrections(query)
         if not fixes:
             return query
@@ -110,6 +112,10 @@ class KnowledgeIndex:
             return match.group(0) if fixed is None else self._surface(fixed)
 
         return re.sub(r"[A-Za-z0-9]+", fix, query)
+
+    def _knows(self, word: str) -> bool:
+        """Whether the corpus holds ``word`` (every stem of it)."""
+        return all(t in self.lexical.vocab for t in tokenize(word))
 
     def _surface(self, term: str) -> str:
         """A word of the corpus that ``term`` is the stem of (the first found, kept)."""

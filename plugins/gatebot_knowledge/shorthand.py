@@ -1,0 +1,57 @@
+"""Chat shorthand read as the words a corpus writes: "PRs" as "pull requests", "MS Teams" as
+"Microsoft Teams". Customers abbreviate; help pages spell out. Without this, "will pipelines show
+the build result on my github PRs?" searched for a word no passage holds, and the pack-fit rule
+read "PRs" as a name the pack never mentions (a question about something else) and refused an
+answer the GitHub entry gives.
+
+A word is written out only where the corpus lacks it and holds every word of its long form, so a
+pack that uses the short form itself ("repo") keeps it, and no expansion brings in a word the
+pack never says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+#: Common shorthand in software customers' messages and its long form (lower case).
+SHORTHAND: dict[str, str] = {
+    "pr": "pull request",
+    "prs": "pull requests",
+    "ms": "microsoft",
+    "repo": "repository",
+    "repos": "repositories",
+    "env": "environment",
+    "envs": "environments",
+    "var": "variable",
+    "vars": "variables",
+    "k8s": "kubernetes",
+    "2fa": "two-factor authentication",
+    "sso": "single sign-on",
+    "org": "organization",
+    "orgs": "organizations",
+    "acct": "account",
+    "pwd": "password",
+    "config": "configuration",
+    "db": "database",
+    "notifs": "notifications",
+    "msgs": "messages",
+}
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def written_out(query: str, known: Callable[[str], bool]) -> str:
+    """``query`` with each shorthand word written out where ``known`` (is this word in the
+    corpus?) says no for the short form and yes for every word of the long one."""
+
+    def expand(match: re.Match[str]) -> str:
+        word = match.group(0)
+        long_form = SHORTHAND.get(word.lower())
+        if long_form is None or known(word):
+            return word
+        if not all(known(w) for w in _WORD.findall(long_form)):
+            return word
+        return long_form
+
+    return _WORD.sub(expand, query)

@@ -1,0 +1,27 @@
+"""Chat shorthand written out as the corpus writes it, before retrieval (gatebot_knowledge)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gatebot_knowledge.shorthand import written_out
+
+
+def _corpus(*words: str) -> Callable[[str], bool]:
+    held = set(words)
+    return lambda w: w.lower() in held
+
+
+def test_shorthand_is_written_out_where_the_corpus_spells_it_out() -> None:
+    known = _corpus("pull", "requests", "microsoft", "teams")
+    assert written_out("status on my PRs?", known) == "status on my pull requests?"
+    assert written_out("alerts in MS Teams", known) == "alerts in microsoft Teams"
+
+
+def test_a_corpus_that_uses_the_short_form_keeps_it() -> None:
+    assert written_out("is my repo private", _corpus("repo", "repository")) == "is my repo private"
+
+
+def test_no_word_the_corpus_lacks_is_brought_in() -> None:
+    # "k8s" stays: the corpus never says "kubernetes", so writing it out would find nothing.
+    assert written_out("do you run on k8s", _corpus("run")) == "do you run on k8s"
