@@ -125,8 +125,23 @@ _ASKS_HOW = re.compile(
     r"|who (?:on|in|at|can|is|else))\b",
     re.IGNORECASE,
 )
+#: Asking for something to go through alone ("a recorded demo I can watch on my own", "a
+#: self-guided tour", "a sandbox to click around in") is a question about what exists, not a
+#: request for a person to give a demo.
+_ON_ONE_S_OWN = re.compile(
+    r"\b(?:on (?:my|our) own|in (?:my|our) own time|without (?:talking|speaking|having to talk)"
+    r"|self[- ]guided|self[- ]serve|recorded|recording|click around)\b",
+    re.IGNORECASE,
+)
 #: Asking the agent itself outweighs any of those ("please remove 2 seats if you can").
 _ASKS_YOU = re.compile(rf"\b(?:{_TO_YOU})\b", re.IGNORECASE)
+
+
+def goes_alone(text: str) -> bool:
+    """Whether ``text`` asks for something to go through alone (:data:`_ON_ONE_S_OWN`) and not
+    for the agent to do anything: "is there a recorded demo I can watch on my own?"."""
+    norm = text.replace(APOSTROPHE, "'")
+    return _ON_ONE_S_OWN.search(norm) is not None and _ASKS_YOU.search(norm) is None
 
 
 def asks_how(text: str) -> bool:
@@ -134,7 +149,9 @@ def asks_how(text: str) -> bool:
     than for something to be done: "could we remove seats later if the team shrinks?" is answered,
     "please remove 2 seats if you can" starts the seat flow."""
     norm = text.replace(APOSTROPHE, "'")
-    return _ASKS_HOW.search(norm) is not None and _ASKS_YOU.search(norm) is None
+    return (_ASKS_HOW.search(norm) is not None and _ASKS_YOU.search(norm) is None) or goes_alone(
+        norm
+    )
 
 
 def normalise(text: str) -> str:

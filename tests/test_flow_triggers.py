@@ -17,7 +17,7 @@ from bot.extend.tool import ToolOutcome
 from bot.flows.steps.refusal import change_limit, explainable, why
 from bot.heads import load_head
 from bot.packs import Pack, PackErrors, load_pack
-from bot.text import asks_how, asks_to_act, only_values
+from bot.text import asks_how, asks_to_act, goes_alone, only_values
 from bot.turn.router import KeywordRouter
 from tests.test_flows_api import DEMO_AUTH, order, start, text_of
 
@@ -384,3 +384,23 @@ async def test_a_request_far_from_the_pack_s_wording_is_kept_when_the_head_leans
     turn = body["turn"]
     assert turn["scope"]["verdict"] == "in"
     assert turn["flow"]["name"] == "add_seats"
+
+
+def test_asking_for_something_to_go_through_alone_is_told_apart() -> None:
+    assert goes_alone("Is there a recorded demo video of Pipelines I can watch on my own?")
+    assert goes_alone("Do you have a self-guided tour I can go through without talking to sales?")
+    assert not goes_alone("could you show my team how it works over a video call")
+    assert not goes_alone("please send me the recording of our demo call")  # asks the agent
+
+
+async def test_a_recorded_demo_asked_for_is_no_demo_lead(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    client, _ = flow_client
+    body = await (await start(client)).say(
+        "Is there a recorded demo video of Pipelines I can watch on my own?"
+    )
+    turn = body["turn"]
+    assert turn["flow"] is None and turn["legal"]["outcome"] is None
+    assert turn["legal"]["rule"].startswith("intent demo asked for something to go through alone")
+    assert turn["move"]["name"] == "answer"

@@ -117,6 +117,7 @@ def decide(
     move_scores: MoveScores | None = None,
     gave_values: bool = False,
     asks_how: bool = False,
+    alone: bool = False,
 ) -> Decision:
     """The legal moves and the move. ``state`` is the conversation's, already updated by this
     turn's readings (values stored, a pending check resolved). ``move_scores``: the move head's
@@ -124,7 +125,9 @@ def decide(
     message gave a value this turn (an email, an order number), so it answers rather than asks.
     ``asks_how``: the message asks how things work (:func:`bot.text.asks_how`), so an intent's
     needs are not asked for: "can I get a refund if I cancel in the first 14 days?" is a question
-    about refunds, not one whose order number matters."""
+    about refunds, not one whose order number matters. ``alone``: it asks for something to go
+    through alone (:func:`bot.text.goes_alone`), so an intent with an outcome is served, not
+    qualified: "is there a recorded demo I can watch on my own?" is no demo lead."""
     if scope["verdict"] == "out":
         return Decision(
             ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
@@ -142,7 +145,9 @@ def decide(
         return value_check(check).choose()
     hostile = sentiment_read["outcome"] == "act" and sentiment_read["answer"] == "hostile"
     blocked, resumes = _selling_blocks(state, intent, hostile)
-    decision = _playbook(pack, state, scope, intent, intent_read, blocked, gave_values, asks_how)
+    decision = _playbook(
+        pack, state, scope, intent, intent_read, blocked, gave_values, asks_how, alone
+    )
     decision.resumes = resumes
     offered = state.get("offered_person") == "declined"  # once is enough: no nagging
     if hostile and not offered and (decision.legal[0] in _ASKING or intent is None):
@@ -182,10 +187,17 @@ def _playbook(
     blocked: list[str],
     gave_values: bool = False,
     asks_how: bool = False,
+    alone: bool = False,
 ) -> Decision:
     """The outcome table and the intents' own moves, before the hard rules narrow them."""
     pending = pack.intent(state.get("pending_intent") or "")
-    if intent and intent.outcome and not blocked:
+    if intent and intent.outcome and alone:
+        decision = Decision(
+            [pack.default_move, "handoff"],
+            f"intent {intent.name} asked for something to go through alone: "
+            f"{pack.default_move}, nothing qualified",
+        )
+    elif intent and intent.outcome and not blocked:
         decision = _qualify(pack, state, intent.outcome, intent.needs)
         if state.get("stopped"):
             decision.rule += f"; the customer asked for {intent.outcome} themselves after a no"
