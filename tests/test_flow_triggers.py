@@ -82,6 +82,23 @@ async def test_bump_us_by_four_seats_starts_with_the_change_read(
     assert text_of(undone).startswith("Removed 4 seats (now 5).")
 
 
+async def test_a_new_total_starts_the_seat_flow_and_is_made_as_a_change_to_it(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    client, _ = flow_client
+    chat = await start(client)
+    first = await chat.say("I want to change the number of users on our account to 8")
+    assert first["turn"]["flow"]["started_by"]["change"] == {
+        "step": "change_seats",
+        "pick": "change",
+        "item": "seats",
+        "quantity": 8,
+    }
+    await chat.say("sam@example.com")
+    await chat.say("sub_acme1")
+    assert await seats(client) == 8
+
+
 async def test_drop_two_seats_starts_with_the_first_change_read(
     flow_client: tuple[TestClient, App],
 ) -> None:

@@ -73,6 +73,16 @@ def test_the_verbs_of_growing_and_shrinking_a_count_say_which_way() -> None:
     # A count given as the new total is a change to it, whichever way it goes.
     assert picks("reduce it to 5 seats", ("seats", "conversation"))[0][:3] == ("change", "seats", 5)
     assert picks("bump it to 12 users", ("seats", "conversation"))[0][:3] == ("change", "seats", 12)
+    # ...however far the verb is from its total, and from where to where.
+    assert picks("change the number of users on our account to 25")[0][:3] == (
+        "change",
+        "seats",
+        25,
+    )
+    assert picks("can we go from 8 to 12 users")[0][:3] == ("change", "seats", 12)
+    assert picks("add 3 seats to our plan")[0][:3] == ("add", "seats", 3)  # "to our": no total
+    # A verb and its particle apart: "take 1 storage pack off" takes it off.
+    assert picks("take 1 storage pack off")[0][:3] == ("remove", "storage_packs", 1)
 
 
 def test_a_change_taken_back_counts_as_taken_off() -> None:

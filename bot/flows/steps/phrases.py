@@ -155,6 +155,14 @@ _CHANGE = (
     "down to",
     "up to",
 )
+#: "take 1 storage pack off": the verb and its particle apart.
+_TAKE_OFF = re.compile(r"\btake\b(?:(?!\b(?:and|but|then)\b).)*?\b(?:off|away|out)\b")
+#: A new total given with a verb of changing, however far apart ("change the number of users
+#: on our account to 25", "can we go from 8 to 12 members"): the count is the one after "to".
+_TO_TOTAL = re.compile(
+    r"\b(?:change|changing|set|update|adjust|bring|take|move|go|going|increase|reduce|lower)\b"
+    r"(?:(?!\b(?:and|but|then)\b).)*?\bto (\w+)\b"
+)
 _POLITE = {"thanks", "thank", "please", "ok", "okay", "great", "cool", "cheers", "hi", "hello"}
 
 
@@ -235,6 +243,12 @@ def read_phrase(
         return r
     count = _count(norm)
     remove, add, change = _any(norm, _REMOVE), _any(norm, _ADD), _any(norm, _CHANGE)
+    parted = _TAKE_OFF.search(norm)
+    if parted is not None and not remove:
+        remove = [parted.group(0)]
+    total = _TO_TOTAL.search(norm)
+    if total is not None and not change and _count(total.group(1)) not in (None, 1):
+        change, count = [total.group(0)], _count(total.group(1))  # "to a" is no total
     if "no more" in remove:
         add = [w for w in add if w != "more"]
     r.cues = remove + add + change
