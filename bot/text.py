@@ -41,7 +41,8 @@ _QUESTION_WORDS = (
 def is_question(text: str) -> bool:
     """A message that asks something: ends with "?" or opens with a question word."""
     words = tokens(text)
-    return text.strip().endswith("?") or bool(words and words[0] in _QUESTION_WORDS)
+    first = words[0].split("'")[0] if words else ""  # "what's", "where's", "how'd"
+    return text.strip().endswith("?") or first in _QUESTION_WORDS
 
 
 #: A statement that asks to be told something rather than for something to be done: "I'd like
@@ -103,6 +104,11 @@ _WANTS = re.compile(
 )
 
 
+#: Where a message's clauses part: "I want to force 2FA for everybody, where's that setting"
+#: asks its question in the second.
+_CLAUSE = re.compile(r"[,;.!]\s+|\s+-\s+")
+
+
 def asks_to_act(text: str) -> bool:
     """Whether ``text`` is worded as a request ("please", "can you", "can we", "could I get",
     "I'd like", "I want ..." in a message that asks no question): "can you reverse the charge
@@ -111,7 +117,7 @@ def asks_to_act(text: str) -> bool:
     norm = text.replace(APOSTROPHE, "'")
     if _REQUEST.search(norm) is not None:
         return True
-    return _WANTS.search(norm) is not None and not is_question(norm)
+    return _WANTS.search(norm) is not None and not any(map(is_question, _CLAUSE.split(norm)))
 
 
 #: A question about how things work: a condition, an alternative, a limit, a time, who may do
@@ -121,7 +127,7 @@ def asks_to_act(text: str) -> bool:
 _ASKS_HOW = re.compile(
     r"\b(?:if (?:i|we)|whether|or only|or do|or does|or is|or are|anytime|any time|at renewal"
     r"|mid[- ]month|later|in the future|more than|is there a (?:limit|minimum|maximum)|policy"
-    r"|do you offer|do you allow|how long|how soon|how quickly|what happens"
+    r"|do you offer|do you allow|how long|how soon|how quickly|what happens|maximum|minimum"
     r"|who (?:on|in|at|can|is|else))\b",
     re.IGNORECASE,
 )

@@ -137,8 +137,7 @@ async def test_an_unsure_read_of_a_flows_intent_worded_as_a_request_starts_it(
 ) -> None:
     client, _ = flow_client
     text = (
-        "Can you reverse the charge from yesterday? Nobody on our team approved the Pro upgrade,"
-        " it was a misclick."
+        "the monthly payment went through on both our old and new workspace, pls undo the duplicate"
     )
     body = await (await start(client)).say(text)
     (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]

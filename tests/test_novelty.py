@@ -229,6 +229,13 @@ def test_a_head_trained_with_hidden_intents_rarely_acts_on_an_unseen_sibling(
     assert acts(head, unseen) <= 0.1
     assert acts(head, fresh) >= 0.5  # a known intent's fresh lines still act, fewer of them
     assert load_head(tmp_path / "h").novelty.fitted == fitted  # type: ignore[attr-defined]
+    # Too few hidden lines to trust a false-act rate on (a small pack): the quantile places it.
+    few = train.train_head(
+        rows, "intent", tmp_path / "f", train.TrainOptions(novelty_min_hidden=241)
+    )
+    assert few.novelty is not None
+    assert few.novelty.fitted["by"] == "quantile" and few.novelty.fitted["hidden_too_few"] == 241
+    assert few.novelty.threshold == by_quantile.novelty.threshold
 
 
 def test_only_the_given_intents_are_hidden_when_named() -> None:

@@ -47,8 +47,10 @@ def _placed(fitted: dict[str, object]) -> str:
         return ""
     if "false_act" not in fitted:
         return f" (quantile {fitted.get('quantile')} of held-out known lines)"
+    few = fitted.get("hidden_too_few")
+    trust = f", too few to place it (under {few})" if few else ""
     return (
-        f" (by {fitted['by']}; {fitted['hidden_lines']} lines of hidden intents, "
+        f" (by {fitted['by']}; {fitted['hidden_lines']} lines of hidden intents{trust}, "
         f"{fitted['hidden_false_act']} of them act at gate {fitted['gate']}, "
         f"target {fitted['false_act']})"
     )
