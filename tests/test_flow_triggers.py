@@ -341,6 +341,19 @@ async def test_a_person_the_head_is_unsure_of_is_read_from_the_nearest_lines(
     assert intent["near"]["cosine"] >= 0.55 and intent["near"]["margin"] >= 0.15
 
 
+async def test_a_person_asked_for_after_a_line_of_context_is_read_from_that_sentence(
+    flow_client: tuple[TestClient, App],
+) -> None:
+    # As a whole the message reads none at 0.94 and sits near no hand-off line; its last
+    # sentence alone sits next to one.
+    client, _ = flow_client
+    text = "I've been going around in circles for twenty minutes. GET ME A HUMAN."
+    body = await (await start(client)).say(text)
+    assert body["turn"]["move"]["name"] == "handoff"
+    (intent,) = [r for r in body["turn"]["reads"] if r["head"] == "intent"]
+    assert intent["answer"] == "human" and intent["version"].endswith("+near")
+
+
 def test_a_message_of_values_alone_is_told_apart() -> None:
     for text in ("sam@example.com", "sub_acme1", "it's order 1042, thanks", "reach me at a@b.io"):
         assert only_values(text), text

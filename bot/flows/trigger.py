@@ -130,12 +130,17 @@ class ExampleIndex:
         person doesn't respond ...") is nearest a product question, and reads nothing."""
         if self.batcher is None or self.person is None:
             return None
+        found = [await self._person(self.person, part, at) for part in _parts(text)]
+        kept = [f for f in found if f is not None]
+        return max(kept, key=lambda f: f.margin) if kept else None
+
+    async def _person(self, person: str, text: str, at: float) -> PersonNear | None:
         scores = (await self._scores(text)).tolist()
         best: dict[str, float] = {}
         for intent_name, cosine in zip(self.intents, scores, strict=True):
             best[intent_name] = max(best.get(intent_name, -1.0), float(cosine))
-        mine = best.pop(self.person, -1.0)
-        found = PersonNear(self.person, mine, mine - max(best.values(), default=-1.0))
+        mine = best.pop(person, -1.0)
+        found = PersonNear(person, mine, mine - max(best.values(), default=-1.0))
         return found if found.cosine >= at and found.margin >= PERSON_MARGIN else None
 
     async def _scores(self, text: str) -> Any:
@@ -145,6 +150,18 @@ class ExampleIndex:
 
             self._matrix = await asyncio.to_thread(embed_shipped, self.lines)  # once
         return self._matrix @ await self.batcher.embed(text)
+
+
+#: Where a message's sentences part.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _parts(text: str) -> list[str]:
+    """The message and, when it has several, each of its sentences: a request for a person
+    after a line of context ("I've been going around in circles for twenty minutes. GET ME A
+    HUMAN.") sits far from every hand-off line as a whole, and next to one alone."""
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s]
+    return [text, *sentences] if len(sentences) > 1 else [text]
 
 
 @dataclass
