@@ -24,6 +24,8 @@ OFFTOPIC = Path(__file__).parent / "data" / "acme_offtopic.jsonl"
 FRESH = Path(__file__).parent / "data" / "acme_fresh.jsonl"
 FRESH4 = Path(__file__).parent / "data" / "acme_fresh4.jsonl"
 REQUESTS2 = Path(__file__).parent / "data" / "acme_requests2.jsonl"
+FRESH5 = Path(__file__).parent / "data" / "acme_fresh5.jsonl"
+REQUESTS6 = Path(__file__).parent / "data" / "acme_requests6.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -95,8 +97,9 @@ OFFTOPIC_FLOORS = {
 #: messages and questions in other languages written in the same session.
 FRESH_FLOORS = {
     # measured 83 of 107 right, 0 wrong (the first 67: 49, against 31 right and 1 wrong before
-    # ``asked``; the last 40, written later: 34, against 22 before)
-    "answer": (82 / 107, 0),
+    # ``asked``; the last 40, written later: 34, against 22 before); 86 since shorthand is
+    # written out ("PRs", "MS Teams") and a sure FAQ match far ahead in the ranking answers
+    "answer": (85 / 107, 0),
     # measured 51 of 57 right, 3 wrong (VAT twice, the Business plan's monthly price; 6 wrong
     # before the unseen-action rule: the trial extended twice, status page subscriptions); 5 of
     # them in Spanish, German and French, all right
@@ -115,18 +118,18 @@ FRESH_FLOORS = {
 #: saw only the pack's facts (90 lines; the 6 that other sets already hold were dropped). Its
 #: requests to act are the weak kind: the floors hold what main reads, not a goal.
 FRESH4_FLOORS = {
-    "answer": (29 / 38, 0),  # measured 30 of 38 right, 0 wrong
+    "answer": (30 / 38, 0),  # measured 31 of 38 right, 0 wrong (30 before "MS Teams" was read)
     "unanswerable": (13 / 16, 2),  # measured 14 right, 2 wrong (the Business plan's price, logs)
     "out_of_scope": (7 / 7, 0),
     "person": (3 / 4, 0),  # measured 3: "speak with someone from your sales team" reads demo
     # measured 8 (6 before a lean to the flow's intent worded as a request started it, and the
     # playbook's demo counted as the demo started): a refund read as an order question ("our card
     # was charged twice this month, pls send back the duplicate") and a seat change in engineers
-    "action": (7 / 10, 0),
+    # 9 since the refund flow's lines on a charge to reverse (a double charge now starts it)
+    "action": (8 / 10, 0),
     "non_english": (4 / 5, 0),
-    # measured 3 of 4: "is there a demo video of pipelines ... on my own time?" starts the demo
-    # flow (its nearest line is a demo example)
-    "lookalike": (3 / 4, 1),
+    # measured 4 of 4 since a recording to watch on one's own starts nothing (3 before)
+    "lookalike": (3 / 4, 0),
 }
 #: The second requests set: 115 lines a helper session wrote from its own sense of how customers
 #: ask for money back, seat changes, a demo given by a person and a person, and look-alikes that
@@ -138,13 +141,41 @@ REQUESTS2_FLOORS = {
     # double-charge line; 37 before a lean to the flow's intent worded as a request started it and
     # the playbook's demo counted as the demo started; 36 before a flow intent's keyword kept "hey,
     # add seats for the 4 folks from the Berlin office please" in scope)
-    "action": (48 / 70, 0),
-    # measured 24 of 25 (19 before four hand-off lines written after reading this set's misses)
-    "person": (23 / 25, 0),
-    # measured 16 of 20, 4 wrong: "Is there a recorded demo video of Pipelines I can watch on my
-    # own?" and "Do you have docs or a self-guided tour ..." start the demo flow, and since the
-    # playbook's demo counts, a webinar recording and a sandbox read as demo requests (0.9+)
-    "lookalike": (15 / 20, 4),
+    # 55 since the fifth round (README, "How customers ask for things"): wants and bookings as
+    # requests, a new seat total, more refund and seat lines
+    "action": (54 / 70, 0),
+    # measured 24 of 25 (19 before four hand-off lines written after reading this set's misses),
+    # 23 since the refund and seat lines ("Please have someone call me back" reads a person at 0.59)
+    "person": (22 / 25, 0),
+    # measured 20 of 20 (16, 4 wrong, before a recorded demo, a self-guided tour, a webinar
+    # recording and a sandbox to click around in were read as things to go through alone)
+    "lookalike": (19 / 20, 0),
+}
+#: The fifth fresh set: 100 lines a helper session wrote from the pack's facts alone (the 4 that
+#: other sets already held dropped), run once before the fifth round and measured after each
+#: change of it, so no longer held out.
+FRESH5_FLOORS = {
+    "answer": (33 / 40, 0),  # measured 34 (31 before the fifth round), 0 wrong
+    "unanswerable": (
+        9 / 14,
+        2,
+    ),  # measured 10 right, 2 wrong: the Business plan's price, a phone app
+    "out_of_scope": (10 / 10, 0),
+    "person": (5 / 5, 0),
+    "action": (14 / 15, 0),  # measured 15 (11 before)
+    "non_english": (3 / 6, 0),  # measured 4
+    "lookalike": (5 / 6, 0),  # measured 6 (4, 2 wrong, before)
+}
+#: The sixth requests set: 64 request lines a helper session wrote without seeing the pack's
+#: lines (2 that other sets held dropped), written during the fifth round: run first on the code
+#: of that round so far, then used to choose among variants of the pack's new lines.
+REQUESTS6_FLOORS = {
+    "action": (30 / 40, 0),  # measured 31 (26 at the start of the fifth round)
+    # measured 6 of 7 (5 before a person asked for in one sentence of several was read from it)
+    "person": (5 / 7, 0),
+    # measured 13, 2 wrong: "We got refunded last week ... it's all sorted now" and "My manager
+    # already had the demo call with your engineer yesterday" tell of what happened
+    "lookalike": (12 / 15, 2),
 }
 
 
@@ -158,6 +189,8 @@ SETS = {
     FRESH: FRESH_FLOORS,
     FRESH4: FRESH4_FLOORS,
     REQUESTS2: REQUESTS2_FLOORS,
+    FRESH5: FRESH5_FLOORS,
+    REQUESTS6: REQUESTS6_FLOORS,
 }
 
 
@@ -188,7 +221,18 @@ def test_the_sets_share_no_message() -> None:
 @pytest.mark.parametrize(
     ("path", "floors"),
     list(SETS.items()),
-    ids=["paraphrases", "probe", "holdout", "requests", "offtopic", "fresh", "fresh4", "requests2"],
+    ids=[
+        "paraphrases",
+        "probe",
+        "holdout",
+        "requests",
+        "offtopic",
+        "fresh",
+        "fresh4",
+        "requests2",
+        "fresh5",
+        "requests6",
+    ],
 )
 async def test_the_set_holds_its_floors(
     app: App, path: Path, floors: dict[str, tuple[float, int]]
