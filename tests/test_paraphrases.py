@@ -141,9 +141,9 @@ REQUESTS2_FLOORS = {
     # double-charge line; 37 before a lean to the flow's intent worded as a request started it and
     # the playbook's demo counted as the demo started; 36 before a flow intent's keyword kept "hey,
     # add seats for the 4 folks from the Berlin office please" in scope)
-    # 55 since the fifth round (README, "How customers ask for things"): wants and bookings as
-    # requests, a new seat total, more refund and seat lines
-    "action": (54 / 70, 0),
+    # 57 since the fifth round (README, "How customers ask for things"): wants and bookings as
+    # requests, a new seat total, more refund and seat lines, the demo flow's call words
+    "action": (56 / 70, 0),
     # measured 24 of 25 (19 before four hand-off lines written after reading this set's misses),
     # 23 since the refund and seat lines ("Please have someone call me back" reads a person at 0.59)
     "person": (22 / 25, 0),
@@ -170,7 +170,7 @@ FRESH5_FLOORS = {
 #: lines (2 that other sets held dropped), written during the fifth round: run first on the code
 #: of that round so far, then used to choose among variants of the pack's new lines.
 REQUESTS6_FLOORS = {
-    "action": (30 / 40, 0),  # measured 31 (26 at the start of the fifth round)
+    "action": (33 / 40, 0),  # measured 34 (26 at the start of the fifth round)
     # measured 6 of 7 (5 before a person asked for in one sentence of several was read from it)
     "person": (5 / 7, 0),
     # measured 13, 2 wrong: "We got refunded last week ... it's all sorted now" and "My manager
