@@ -98,7 +98,8 @@ class KnowledgeIndex:
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
 
     def spelled(self, query: str) -> str:
-        """``query`` with each word the BM25 vocabulary reads as a typo written as the corpus
+        """``query`` with chat shorthand written out (:mod:`.shorthand`: "PRs" -> "pull
+        requests") and each word the BM25 vocabulary reads as a typo written as the corpus
         writes it ("whats teh pricng" -> "whats teh pricing"): the retriever searches this, on
         both sides (an encoder reads "pricng" as noise too). Unchanged when nothing was
         corrected. Ranking and evaluation below read the query they are given as it is."""
