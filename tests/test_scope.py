@@ -439,10 +439,12 @@ async def test_an_edge_message_about_the_company_stays_in_scope(
     either a word of the pack's or a reading the intent head does not give to "none" (the fitted
     margin threshold would have declined the first two; the head reads none for the third at
     0.90, but "call" is the pack's word; the fourth has no word of the pack's, and the head is
-    unsure)."""
+    unsure). Scored against the pack's asked questions too, the second and third now sit
+    inside: nearer still, and kept all the same."""
     say = await chat(client)
     turn = (await say(text))["turn"]
-    assert turn["scope"]["verdict"] == "in" and turn["scope"]["rule"] == "domain:edge"
+    assert turn["scope"]["verdict"] == "in"
+    assert turn["scope"]["rule"] in ("domain:edge", "domain:inside")
     assert turn["move"]["name"] != "decline"
 
 

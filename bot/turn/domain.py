@@ -175,26 +175,53 @@ def _balance(inside: np.ndarray, outside: np.ndarray) -> float:
     return float(candidates[int(np.argmin(np.abs(lost - let_in)))])
 
 
+def asked_texts(pack: Pack) -> list[list[str]]:
+    """The pack's ``asked`` questions, one group per FAQ entry or document section: ways
+    customers ask, which a message is scored against but which never place a threshold (see
+    :func:`build_domain`)."""
+    groups = [list(f.asked) for f in pack.faq if f.asked]
+    groups += [list(qs) for doc in pack.documents for qs in doc.asked.values() if qs]
+    return groups
+
+
 def build_domain(
-    texts: list[str], embed: Callable[[list[str]], np.ndarray], outside: list[str] | None = None
+    texts: list[str],
+    embed: Callable[[list[str]], np.ndarray],
+    outside: list[str] | None = None,
+    asked: list[list[str]] | None = None,
 ) -> Domain | None:
-    """Embed the pack's texts and the outside lines, and fit. None with too few texts."""
+    """Embed the pack's texts and the outside lines, and fit. None with too few texts.
+
+    ``asked`` (the pack's asked questions, grouped by entry) add one neighbour per group, the
+    group's mean direction, that a message is scored against; they place no threshold. They are
+    paraphrases of one another, so each one held out still sits next to its siblings: fitted on
+    them the threshold rose past in-scope requests ("Cut us back to 10 users", measured); counted
+    one by one, a group of near twins would fill a message's nearest few."""
     if len(texts) < MIN_TEXTS:
         return None
     lines = list(outside_lines() if outside is None else outside)
-    rows = embed(texts + lines)
-    vectors, outside_rows = rows[: len(texts)], rows[len(texts) :]
+    groups = [g for g in asked or [] if g]
+    extra = [t for g in groups for t in g]
+    rows = embed(texts + lines + extra)
+    vectors, outside_rows = rows[: len(texts)], rows[len(texts) : len(texts) + len(lines)]
+    asked_rows, centroids, start = rows[len(texts) + len(lines) :], [], 0
+    for g in groups:
+        c = asked_rows[start : start + len(g)].mean(axis=0)
+        centroids.append(c / (np.linalg.norm(c) or 1.0))
+        start += len(g)
+    neighbours = np.concatenate([vectors, np.array(centroids).reshape(-1, vectors.shape[1])])
+    scored = texts + [g[0] for g in groups]
     fit = fit_threshold(leave_one_out(vectors), closeness(outside_rows, vectors))
     words = pack_words(texts)
     if len(outside_rows) < MIN_TEXTS:
-        return Domain(texts, vectors, fit, words=words)
+        return Domain(scored, neighbours, fit, words=words)
     # Margins held out on both sides: a pack text against the other pack texts, an outside line
     # against the other outside lines, each minus its closeness to the other set.
     inside = leave_one_out(vectors) - closeness(vectors, outside_rows)
     outside_margin = closeness(outside_rows, vectors) - leave_one_out(outside_rows)
     margin_fit = fit_threshold(inside, outside_margin)
     return Domain(
-        texts, vectors, fit, outside_vectors=outside_rows, margin_fit=margin_fit, words=words
+        scored, neighbours, fit, outside_vectors=outside_rows, margin_fit=margin_fit, words=words
     )
 
 

@@ -35,6 +35,7 @@ from bot.turn.anchor import anchors
 from bot.turn.domain import (
     CrossDomain,
     Domain,
+    asked_texts,
     build_domain,
     domain_texts,
     fit_across,
@@ -339,7 +340,7 @@ class ScopeCheck:
         with _building:
             if key not in _domains:
                 texts = domain_texts(self.pack)
-                built = build_domain(texts, embed_shipped)
+                built = build_domain(texts, embed_shipped, asked=asked_texts(self.pack))
                 if built is not None:
                     built = replace(built, languages=self._text_languages(texts))
                     log.info("scope: %s (%s)", built.fit.describe(), self.pack.name)
