@@ -79,6 +79,14 @@ _NAMED_SENT = re.compile(
     r"(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)",
     re.IGNORECASE,
 )
+#: What a product is asked to work with or support ("does pipelines work with bitbucket repos",
+#: "do you support azure devops"): the question is about that thing.
+_NAMED_WORKS = re.compile(
+    r"\b(?:work|works|play|plays)\s+(?:well\s+|nicely\s+)?with\s+"
+    r"(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
+    r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)",
+    re.IGNORECASE,
+)
 _NAMED_USED = re.compile(
     r"\b(?:we|i)\s+(?:use|are\s+using|am\s+using|run|host\s+\w+\s+on)\s+([A-Za-z0-9][\w.\-]*)",
     re.IGNORECASE,
@@ -175,7 +183,9 @@ def unseen_names(
     def unseen(word: str) -> bool:
         ignored = CHAT_STEMS | QUERY_STOPWORDS
         stems = tokenize(word)
-        return any(s not in known and s not in declared and s not in ignored for s in stems)
+        if any(s not in known and s not in declared and s not in ignored for s in stems):
+            return not _compound_of_known(word.lower(), known)
+        return False
 
     names: list[str] = []
     for match in _TOKEN.finditer(query):
@@ -195,11 +205,24 @@ def unseen_names(
     return names
 
 
+#: The shortest pack word a compound may begin with and still be read as that word's kind
+#: ("Dockerfile" is Docker's file; "CI" does not make "CIrcle" one).
+_COMPOUND_HEAD = 5
+
+
+def _compound_of_known(word: str, known: dict[str, int]) -> bool:
+    """Whether ``word`` begins with a word the pack uses ("dockerfile", "slackbot"): a thing of
+    that kind, not a name the pack never says."""
+    return any(
+        len(head) >= _COMPOUND_HEAD and word.startswith(head) and word != head for head in known
+    )
+
+
 def _targets(query: str) -> list[str]:
     """Words the question asks to integrate, connect or send to, or says it uses."""
     found = []
-    for pattern in (_NAMED_AFTER, _NAMED_BEFORE, _NAMED_SENT, _NAMED_USED):
-        found += [m.group(1).strip(".-") for m in pattern.finditer(query)]
+    for pattern in (_NAMED_AFTER, _NAMED_BEFORE, _NAMED_SENT, _NAMED_WORKS, _NAMED_USED):
+        found += [next(g for g in m.groups() if g).strip(".-") for m in pattern.finditer(query)]
     return found
 
 

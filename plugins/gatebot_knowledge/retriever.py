@@ -55,6 +55,7 @@ from gatebot_knowledge.packfit import (
 )
 from gatebot_knowledge.passages import Passage, attach_asked, pack_passages, text_hash
 from gatebot_knowledge.sentences import question_sentences
+from gatebot_knowledge.specific import asked_value, holds_value
 
 log = logging.getLogger(__name__)
 
@@ -386,11 +387,12 @@ class KnowledgeRetriever(Retriever):
             return self._cross_evidence(query, foreign)
         evidence = self._evidence(query, k, vector)
         f = evidence.features
-        against = f.get("unseen_names") or f.get("action_unseen")
-        if against or (f.get("asks_value") and not f.get("holds_value")):
-            # A name anywhere in the message, or a value it asks for that the passage lacks, is
-            # evidence against every part of it.
+        if f.get("unseen_names") or f.get("action_unseen"):
+            # A name anywhere in the message, or an action the pack never names, is evidence
+            # against every part of it.
             return evidence
+        if f.get("asks_value") and not f.get("holds_value"):
+            return self._value_in_a_sentence(query, k, evidence)
         for sentence in question_sentences(query):
             # The question in a message of context ("Our tool wakes us at night with false
             # alarms. How does yours decide a site is really down?") reads better alone; it
@@ -399,6 +401,22 @@ class KnowledgeRetriever(Retriever):
             same = bool(part.facts) and bool(evidence.facts)
             same = same and part.facts[0].key == evidence.facts[0].key
             if same and part.p_answerable > evidence.p_answerable:
+                part.version += "+sentence"
+                evidence = part
+        return evidence
+
+    def _value_in_a_sentence(self, query: str, k: int, evidence: Evidence) -> Evidence:
+        """A value asked for that the whole message's best passage lacks is evidence against
+        that passage, not against the message: "can i try pipelines before paying? how long do
+        i get" is drawn to the Pipelines overview by its name, while its first sentence finds
+        the trial entry, which says how long. A sentence's evidence counts only where its best
+        passage holds the value the whole message asks for."""
+        asked = asked_value(query)
+        for sentence in question_sentences(query):
+            part = self._evidence(sentence, k, None)
+            if not part.facts or asked is None or not holds_value(asked, part.facts[0].text):
+                continue
+            if part.p_answerable > evidence.p_answerable:
                 part.version += "+sentence"
                 evidence = part
         return evidence

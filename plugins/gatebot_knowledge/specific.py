@@ -9,8 +9,8 @@ holds one:
 
 - ``count`` ("how many", "what is the maximum / limit / number of ..."): a number (digits or a
   number word, "twelve") that is not a length of time, or "unlimited";
-- ``duration`` ("how long", "how soon", "how often", "how many days"): a number followed by a
-  unit of time ("14-day", "30 days", "one hour"), or "every minute".
+- ``duration`` ("how long", "how soon", "how often", "how far back", "how many days"): a number
+  followed by a unit of time ("14-day", "30 days", "one hour"), or "every minute".
 
 A count may also be a list that can be counted ("owner, admin, member or viewer"). A count question
 that names what it counts ("how many websites", "the number of seats") is held only by a number of
@@ -73,7 +73,7 @@ _COUNT = r"(?:\d+(?:[.,]\d+)?|" + "|".join(w for w in _NUMBER_WORDS if w != "one
 _ANY_NUMBER = re.compile(rf"\b{_COUNT}\b|\bunlimited\b|\bno limit\b", re.IGNORECASE)
 _LIST = re.compile(r"\w+, [\w ]+, [\w ,]*\b(?:and|or) \w+")
 _DURATION_ASKED = re.compile(
-    rf"\bhow\s+(?:long|soon|often|quickly)\b|\bhow\s+many\s+{_UNITS}\b", re.IGNORECASE
+    rf"\bhow\s+(?:long|soon|often|quickly|far\s+back)\b|\bhow\s+many\s+{_UNITS}\b", re.IGNORECASE
 )
 _COUNT_ASKED = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _LIMIT_ASKED = re.compile(
@@ -116,7 +116,10 @@ _LIGHT_VERBS = frozenset(
     stem(w)
     for w in "be get have has do make use see find know set go start need want put keep pick turn"
     " take give tell ask try run change choose access reach talk speak contact say work come"
-    " still also just done made given please".split()
+    " still also just done made given please"
+    # Asking to be told or shown ("could someone explain how it is priced", "how far back can I
+    # look at build logs", "where can I grab last month's invoice"): no action of the product's.
+    " explain describe clarify look view grab".split()
 )
 
 
