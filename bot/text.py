@@ -60,9 +60,20 @@ _ASKS_TO_KNOW = re.compile(
 
 
 def asks_to_know(text: str) -> bool:
-    """A question, or a statement that asks to be told something (see :data:`_ASKS_TO_KNOW`)."""
+    """A question, or a statement that asks to be told something (see :data:`_ASKS_TO_KNOW`).
+    A question may come after its context, unmarked: "our app ships as a container, can acme
+    pipelines build docker images" asks in its second clause (a request, "I upgraded by mistake,
+    can you refund me", asks to act and is not read so)."""
     norm = text.replace(APOSTROPHE, "'")
-    return is_question(text) or _ASKS_TO_KNOW.search(norm) is not None
+    if is_question(text) or _ASKS_TO_KNOW.search(norm) is not None:
+        return True
+    later = _CLAUSE.split(norm)[1:]
+    asks = any(is_question(c) and len(tokens(c)) >= _CLAUSE_QUESTION_WORDS for c in later)
+    return asks and not asks_to_act(norm)
+
+
+#: The fewest words a later clause needs to count as a question ("thanks, will do" is none).
+_CLAUSE_QUESTION_WORDS = 4
 
 
 #: What a value looks like written alone: an email address, a link, anything with a digit (an
@@ -139,6 +150,29 @@ _ON_ONE_S_OWN = re.compile(
     r"|self[- ]guided|self[- ]serve|recorded|recording|click around)\b",
     re.IGNORECASE,
 )
+#: Doing it oneself ("how do I add seats myself from the admin panel? I don't want you to do it,
+#: just tell me where"): a question about where things are, not a request.
+_SELF_SERVE = re.compile(
+    r"\b(?:myself|ourselves|(?:don't|dont|do not) (?:want|need) you to"
+    r"|just tell (?:me|us) (?:where|how))\b",
+    re.IGNORECASE,
+)
+#: Telling of a refund or a demo that already happened ("I got my refund last week, thanks!",
+#: "the demo you guys gave us on tuesday was great"): nothing to start.
+_ALREADY_DONE = re.compile(
+    r"\b(?:got|received|had|attended|enjoyed)\s+(?:my|our|the|a|your)\s+"
+    r"(?:refund|demo|walkthrough|money back)\b"
+    r"|\b(?:refund|demo|walkthrough|call)\s+(?:you|your team|your folks)\s+(?:guys\s+)?"
+    r"(?:gave|did|ran|issued|sent|held)\b"
+    r"|\b(?:already|was|were|been)\s+refunded\b"
+    r"|\brefund\s+(?:went|came)\s+through\b",
+    re.IGNORECASE,
+)
+#: ...unless it did not happen after all ("I never got my refund", "still haven't received the
+#: refund").
+_NOT_DONE = re.compile(
+    r"\b(?:never|not|haven't|havent|hasn't|hasnt|didn't|didnt|still|yet)\b", re.IGNORECASE
+)
 #: Asking the agent itself outweighs any of those ("please remove 2 seats if you can").
 _ASKS_YOU = re.compile(rf"\b(?:{_TO_YOU})\b", re.IGNORECASE)
 
@@ -151,13 +185,24 @@ def goes_alone(text: str) -> bool:
 
 
 def asks_how(text: str) -> bool:
-    """Whether ``text`` asks how things work (a condition, an alternative, a limit, a time) rather
-    than for something to be done: "could we remove seats later if the team shrinks?" is answered,
-    "please remove 2 seats if you can" starts the seat flow."""
+    """Whether ``text`` asks how things work (a condition, an alternative, a limit, a time, where
+    to do it oneself) or tells of what already happened, rather than asking for something to be
+    done: "could we remove seats later if the team shrinks?" is answered, "please remove 2 seats
+    if you can" starts the seat flow, "I got my refund last week, thanks!" starts nothing."""
     norm = text.replace(APOSTROPHE, "'")
-    return (_ASKS_HOW.search(norm) is not None and _ASKS_YOU.search(norm) is None) or goes_alone(
-        norm
-    )
+    if _ASKS_YOU.search(norm) is None and (
+        _ASKS_HOW.search(norm) is not None or _SELF_SERVE.search(norm) is not None
+    ):
+        return True
+    return goes_alone(norm) or tells_done(norm)
+
+
+def tells_done(text: str) -> bool:
+    """Whether ``text`` tells of a refund or demo that already happened (:data:`_ALREADY_DONE`),
+    asking for nothing: "the demo you guys gave us on tuesday was great"."""
+    norm = text.replace(APOSTROPHE, "'")
+    done = _ALREADY_DONE.search(norm) is not None and _NOT_DONE.search(norm) is None
+    return done and not asks_to_act(norm)
 
 
 def normalise(text: str) -> str:

@@ -431,5 +431,5 @@ async def test_a_recorded_demo_asked_for_is_no_demo_lead(
     )
     turn = body["turn"]
     assert turn["flow"] is None and turn["legal"]["outcome"] is None
-    assert turn["legal"]["rule"].startswith("intent demo asked for something to go through alone")
+    assert turn["legal"]["rule"].startswith("intent demo asked for nothing to be arranged")
     assert turn["move"]["name"] == "answer"

@@ -27,7 +27,7 @@ from bot.preflight.language import reply_language
 from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
 from bot.store.turnlock import ConversationBusy, TurnLocks
-from bot.text import asks_how, asks_to_know, goes_alone, is_question, only_values
+from bot.text import asks_how, asks_to_know, goes_alone, is_question, only_values, tells_done
 from bot.turn import (
     answerable,
     followup_query,
@@ -226,7 +226,7 @@ class Agent:
                 move_scores,
                 gave,
                 asks_how(turn.text),
-                goes_alone(turn.text),
+                goes_alone(turn.text) or tells_done(turn.text),
             )
             decision = await self._answer_first(turn, decision, move_scores)
         sitecontext.shape(self.pack, turn.record, turn.state, decision)

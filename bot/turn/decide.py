@@ -126,8 +126,10 @@ def decide(
     ``asks_how``: the message asks how things work (:func:`bot.text.asks_how`), so an intent's
     needs are not asked for: "can I get a refund if I cancel in the first 14 days?" is a question
     about refunds, not one whose order number matters. ``alone``: it asks for something to go
-    through alone (:func:`bot.text.goes_alone`), so an intent with an outcome is served, not
-    qualified: "is there a recorded demo I can watch on my own?" is no demo lead."""
+    through alone (:func:`bot.text.goes_alone`) or tells of one that already happened
+    (:func:`bot.text.tells_done`), so an intent with an outcome is served, not qualified: "is
+    there a recorded demo I can watch on my own?" and "the demo you gave us was great" are no
+    demo lead."""
     if scope["verdict"] == "out":
         return Decision(
             ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
@@ -194,8 +196,8 @@ def _playbook(
     if intent and intent.outcome and alone:
         decision = Decision(
             [pack.default_move, "handoff"],
-            f"intent {intent.name} asked for something to go through alone: "
-            f"{pack.default_move}, nothing qualified",
+            f"intent {intent.name} asked for nothing to be arranged (something to go through "
+            f"alone, or one already had): {pack.default_move}, nothing qualified",
         )
     elif intent and intent.outcome and not blocked:
         decision = _qualify(pack, state, intent.outcome, intent.needs)
