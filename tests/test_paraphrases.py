@@ -26,6 +26,7 @@ FRESH4 = Path(__file__).parent / "data" / "acme_fresh4.jsonl"
 REQUESTS2 = Path(__file__).parent / "data" / "acme_requests2.jsonl"
 FRESH5 = Path(__file__).parent / "data" / "acme_fresh5.jsonl"
 REQUESTS6 = Path(__file__).parent / "data" / "acme_requests6.jsonl"
+FRESH6 = Path(__file__).parent / "data" / "acme_fresh6.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -173,9 +174,21 @@ REQUESTS6_FLOORS = {
     "action": (33 / 40, 0),  # measured 34 (26 at the start of the fifth round)
     # measured 6 of 7 (5 before a person asked for in one sentence of several was read from it)
     "person": (5 / 7, 0),
-    # measured 13, 2 wrong: "We got refunded last week ... it's all sorted now" and "My manager
-    # already had the demo call with your engineer yesterday" tell of what happened
-    "lookalike": (12 / 15, 2),
+    # measured 14, 1 wrong (13, 2 wrong, before the sixth round read a demo already had): "We
+    # got refunded last week ... it's all sorted now" tells of what happened
+    "lookalike": (13 / 15, 1),
+}
+#: The sixth fresh set: 105 lines a helper session wrote from the pack's facts alone (not its
+#: asked questions, examples or keywords; 6 that other sets held dropped), run once on the code
+#: before the sixth round, then used to develop it (README, "The sixth round").
+FRESH6_FLOORS = {
+    "answer": (30 / 39, 0),  # measured 31 (26 before the sixth round), 0 wrong
+    "unanswerable": (13 / 15, 1),  # measured 14, 1 wrong: the Business plan's exact price
+    "out_of_scope": (7 / 7, 0),
+    "person": (4 / 6, 0),  # measured 5
+    "action": (16 / 18, 0),  # measured 17
+    "non_english": (2 / 6, 0),  # measured 3
+    "lookalike": (7 / 8, 0),  # measured 8 (5, 3 wrong, before)
 }
 
 
@@ -191,6 +204,7 @@ SETS = {
     REQUESTS2: REQUESTS2_FLOORS,
     FRESH5: FRESH5_FLOORS,
     REQUESTS6: REQUESTS6_FLOORS,
+    FRESH6: FRESH6_FLOORS,
 }
 
 
@@ -232,6 +246,7 @@ def test_the_sets_share_no_message() -> None:
         "requests2",
         "fresh5",
         "requests6",
+        "fresh6",
     ],
 )
 async def test_the_set_holds_its_floors(
