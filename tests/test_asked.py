@@ -163,3 +163,25 @@ async def test_an_action_the_pack_never_names_is_not_asserted(client: TestClient
     assert _cited(body) == []
     read = _check(body)
     assert "+action-unseen" in read["version"]
+
+
+def test_the_thing_an_existence_question_asks_about_is_read() -> None:
+    from gatebot_knowledge.specific import asked_thing
+
+    assert asked_thing("is there a mobile app for getting alerts on my phone") == ["mobil", "app"]
+    assert asked_thing("Do you offer an on-prem version of Acme Cloud for our datacenter?") == [
+        "prem"
+    ]
+    assert asked_thing("is there a way to retry a job") == []  # "a way to" names no thing
+    assert asked_thing("how long is the trial?") == []
+
+
+async def test_a_thing_the_pack_never_names_is_not_asserted(client: TestClient) -> None:
+    # The pricing entry matched this at 0.97 (its title: "How much does Acme Cloud cost?").
+    body = await _turns(
+        client,
+        "Do you offer an on-prem version of Acme Cloud we can install in our own datacenter?",
+    )
+    assert _cited(body) == []
+    read = _check(body)
+    assert "+thing-unseen" in read["version"] and "faq-match" not in read["version"]

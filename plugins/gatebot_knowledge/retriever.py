@@ -387,9 +387,9 @@ class KnowledgeRetriever(Retriever):
             return self._cross_evidence(query, foreign)
         evidence = self._evidence(query, k, vector)
         f = evidence.features
-        if f.get("unseen_names") or f.get("action_unseen"):
-            # A name anywhere in the message, or an action the pack never names, is evidence
-            # against every part of it.
+        if f.get("unseen_names") or f.get("action_unseen") or f.get("thing_unseen"):
+            # A name anywhere in the message, or an action or thing the pack never names, is
+            # evidence against every part of it.
             return evidence
         if f.get("asks_value") and not f.get("holds_value"):
             return self._value_in_a_sentence(query, k, evidence)
@@ -443,6 +443,7 @@ class KnowledgeRetriever(Retriever):
             # Opsgenie" matches the Slack entry): see .packfit.
             named = evidence.features.get("unseen_names", 0.0) > 0
             named = named or evidence.features.get("action_unseen", 0.0) > 0  # see .specific
+            named = named or evidence.features.get("thing_unseen", 0.0) > 0
             # ...and only a match pre-flight would route on (its ``faq`` threshold): "can we pay
             # invoices by bank transfer" matched the invoice entry at 0.72, and was answered.
             routes = found.confidence >= self._faq_threshold()

@@ -37,6 +37,12 @@ questions), the passage is about the thing and not the action, and the logit is 
 :data:`ACTION_PENALTY` (``+action-unseen``): evidence against, not proof, since customers also
 name an action the pack words otherwise ("force MFA" for "require two-factor authentication").
 Light verbs ("get", "see", "use", "set") name no action of their own and are not read.
+
+**A thing the pack never names.** A question whether something exists ("is there a mobile app
+for alerts", "do you offer an on-prem version of Acme Cloud") asks about that thing; when none of
+its words is one the pack uses, the passage found is about the rest of the question (alerts, Acme
+Cloud), and the logit is lowered by the same :data:`ACTION_PENALTY` (``+thing-unseen``). Words
+that name no thing of their own ("a way to", "an option") are not read.
 """
 
 from __future__ import annotations
@@ -123,6 +129,33 @@ _LIGHT_VERBS = frozenset(
 )
 
 
+#: Whether a thing exists: "is there a(n) X", "do you have / offer a(n) X", "does it come with X".
+#: X runs to the first word that ends a noun phrase (a preposition, a clause, punctuation).
+_THING_ASKED = re.compile(
+    r"\b(?:(?:is|are)\s+there|do\s+(?:you|they|y'?all)(?:\s+guys)?\s+(?:have|offer|provide|sell|"
+    r"make|ship)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+(?:a|an|any)\s+"
+    r"((?:[a-z0-9][\w'-]*\s*){1,4}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which|where|with|in|on|"
+    r"we|i|you|or|and|so|if|like|available|included)\b))",
+    re.IGNORECASE,
+)
+#: Words that name no thing of their own: "is there a way to ...", "do you have an option for".
+_NO_THING = frozenset(
+    stem(w)
+    for w in "way ways option options setting settings possibility chance difference problem"
+    " issue reason plan plans version versions kind type sort".split()
+)
+
+
+def asked_thing(question: str) -> list[str]:
+    """The stems of the thing an existence question asks about ("is there a mobile app":
+    ``["mobil", "app"]``), without words that name no thing; empty for other questions."""
+    found = _THING_ASKED.search(question)
+    if not found:
+        return []
+    words = [stem(w) for w in tokenize(found.group(1))]
+    return [w for w in words if w not in STOPWORDS and w not in _NO_THING]
+
+
 def asked_action(question: str) -> str | None:
     """The stem of the action ``question`` asks about (see :data:`_ACTION_ASKED`), or None."""
     for pattern in _ACTION_ASKED:
@@ -185,6 +218,8 @@ class Specific:
     def features(self) -> dict[str, float]:
         if self.asked == "action":
             return {"action_unseen": 1.0}
+        if self.asked == "thing":
+            return {"thing_unseen": 1.0}
         return {
             "asks_value": 0.0 if self.asked is None else 1.0,
             "holds_value": 1.0 if self.held else 0.0,
@@ -195,8 +230,8 @@ class Specific:
         """P(answerable) after the check, and a suffix for the head's version ("" if unmoved)."""
         if self.asked is None:
             return p, ""
-        if self.asked == "action":  # evidence against, not proof: the logit is lowered
-            return _moved(p, -ACTION_PENALTY), "+action-unseen"
+        if self.asked in ("action", "thing"):  # evidence against, not proof: logit lowered
+            return _moved(p, -ACTION_PENALTY), f"+{self.asked}-unseen"
         if not self.held:
             return min(p, MISSING_AT), f"+{self.asked}-missing"
         if self.missing:
@@ -213,7 +248,7 @@ def _moved(p: float, by: float) -> float:
 def adjusted(p: float, values: dict[str, float]) -> float:
     """P(answerable) after the check, from the features :meth:`Specific.features` recorded
     (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
-    if values.get("action_unseen"):
+    if values.get("action_unseen") or values.get("thing_unseen"):
         return Specific("action", False, []).adjust(p)[0]
     if not values.get("asks_value"):
         return p
@@ -254,6 +289,9 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         action = asked_action(query)
         if action is not None and action not in index.lexical.vocab:
             return Specific("action", False, [action])
+        thing = asked_thing(query)
+        if thing and not any(w in index.lexical.vocab for w in thing):
+            return Specific("thing", False, thing)
         return Specific(None, False, [])
     passage = index.passages[row]
     counts = counted(query) if asked == "count" else None
