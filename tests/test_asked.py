@@ -185,3 +185,38 @@ async def test_a_thing_the_pack_never_names_is_not_asserted(client: TestClient) 
     assert _cited(body) == []
     read = _check(body)
     assert "+thing-unseen" in read["version"] and "faq-match" not in read["version"]
+
+
+def test_the_plan_a_price_question_names_is_read() -> None:
+    from gatebot_knowledge.specific import asked_plan
+
+    assert asked_plan("how much is the Business plan per month, ballpark?") == "business"
+    assert asked_plan("what does the pro tier cost") == "pro"
+    assert asked_plan("is there a no-cost plan, or is everything paid?") is None
+    assert asked_plan("how much is the free plan") is None
+    assert asked_plan("which plan do I need for SSO") is None  # no price asked
+
+
+async def test_a_price_of_a_plan_the_entry_does_not_name_is_not_asserted(
+    client: TestClient,
+) -> None:
+    # The pricing entry speaks of plans in general; it was cited for this at 0.94.
+    body = await _turns(client, "how much is the Business plan per month, ballpark?")
+    assert _cited(body) == []
+    assert "+plan-missing" in _check(body)["version"]
+
+
+def test_a_verb_the_pack_writes_otherwise_names_the_action() -> None:
+    from gatebot_knowledge.specific import action_named
+
+    vocab = {"requir", "delet", "retri"}.__contains__
+    assert action_named("forc", vocab)  # "force 2FA" is what the page words as "required"
+    assert action_named("wip", vocab)  # "wipe": "delete"
+    assert not action_named("subscrib", vocab)
+
+
+async def test_forcing_two_factor_is_answered_from_the_sign_in_section(client: TestClient) -> None:
+    body = await _turns(
+        client, "Can I force everyone in our workspace to turn on 2FA? where's that setting"
+    )
+    assert _cited(body) == ["doc-account#sign-in"]

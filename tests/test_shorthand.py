@@ -25,3 +25,9 @@ def test_a_corpus_that_uses_the_short_form_keeps_it() -> None:
 def test_no_word_the_corpus_lacks_is_brought_in() -> None:
     # "k8s" stays: the corpus never says "kubernetes", so writing it out would find nothing.
     assert written_out("do you run on k8s", _corpus("run")) == "do you run on k8s"
+
+
+def test_a_password_and_two_factor_are_written_out() -> None:
+    known = _corpus("password", "two", "factor", "authentication")
+    assert written_out("forgot my pw", known) == "forgot my password"
+    assert written_out("force MFA for all", known) == "force two-factor authentication for all"

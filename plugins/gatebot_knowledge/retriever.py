@@ -387,7 +387,7 @@ class KnowledgeRetriever(Retriever):
             return self._cross_evidence(query, foreign)
         evidence = self._evidence(query, k, vector)
         f = evidence.features
-        if f.get("unseen_names") or f.get("action_unseen") or f.get("thing_unseen"):
+        if any(f.get(k) for k in ("unseen_names", "action_unseen", "thing_unseen", "plan_missing")):
             # A name anywhere in the message, or an action or thing the pack never names, is
             # evidence against every part of it.
             return evidence
@@ -444,6 +444,7 @@ class KnowledgeRetriever(Retriever):
             named = evidence.features.get("unseen_names", 0.0) > 0
             named = named or evidence.features.get("action_unseen", 0.0) > 0  # see .specific
             named = named or evidence.features.get("thing_unseen", 0.0) > 0
+            named = named or evidence.features.get("plan_missing", 0.0) > 0
             # ...and only a match pre-flight would route on (its ``faq`` threshold): "can we pay
             # invoices by bank transfer" matched the invoice entry at 0.72, and was answered.
             routes = found.confidence >= self._faq_threshold()

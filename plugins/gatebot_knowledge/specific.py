@@ -38,6 +38,11 @@ questions), the passage is about the thing and not the action, and the logit is 
 name an action the pack words otherwise ("force MFA" for "require two-factor authentication").
 Light verbs ("get", "see", "use", "set") name no action of their own and are not read.
 
+**A plan the passage does not name.** A price question about one named plan ("how much is the
+Business plan per month", "what does the pro tier cost") is answered only by a passage that names
+that plan: a pricing entry that speaks of plans in general says nothing of its price. Without
+the plan's name in the passage, P is held at :data:`MISSING_AT` (``+plan-missing``).
+
 **A thing the pack never names.** A question whether something exists ("is there a mobile app
 for alerts", "do you offer an on-prem version of Acme Cloud") asks about that thing; when none of
 its words is one the pack uses, the passage found is about the rest of the question (alerts, Acme
@@ -50,6 +55,7 @@ from __future__ import annotations
 import math
 import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gatebot_knowledge.index import KnowledgeIndex
@@ -146,14 +152,72 @@ _NO_THING = frozenset(
 )
 
 
+#: A price question ("how much", "price", "cost", "per month") and the plan it names: "the
+#: Business plan", "your pro tier".
+_PRICE_ASKED = re.compile(
+    r"\bhow\s+much\b|\bprice[sd]?\b|\bpricing\b|\bcosts?\b|\bper\s+(?:month|year|seat|user)\b",
+    re.IGNORECASE,
+)
+_PLAN_NAMED = re.compile(r"\b([a-z][\w-]*)\s+(?:plan|tier|edition|package)\b", re.IGNORECASE)
+#: Words before "plan" that name no plan ("the cheapest plan", "your paid tiers").
+_NO_PLAN = frozenset(
+    "a an the your our my this that which what each every any one other current cheapest"
+    " lowest highest top paid free monthly annual yearly team price pricing payment"
+    " subscription same right best basic cost no zero low cheap cheaper".split()
+)
+
+
+def asked_plan(question: str) -> str | None:
+    """The plan a price question names ("how much is the Business plan": ``"business"``), or
+    None."""
+    if not _PRICE_ASKED.search(question):
+        return None
+    for found in _PLAN_NAMED.finditer(question):
+        word = found.group(1).lower()
+        parts = word.split("-")  # "no-cost plan" names no plan
+        if not any(w in _NO_PLAN or w in STOPWORDS for w in parts):
+            return stem(word)
+    return None
+
+
 def asked_thing(question: str) -> list[str]:
     """The stems of the thing an existence question asks about ("is there a mobile app":
     ``["mobil", "app"]``), without words that name no thing; empty for other questions."""
     found = _THING_ASKED.search(question)
     if not found:
         return []
-    words = [stem(w) for w in tokenize(found.group(1))]
-    return [w for w in words if w not in STOPWORDS and w not in _NO_THING]
+    return [w for w in tokenize(found.group(1)) if w not in _NO_THING]
+
+
+#: A customer's verb and the verbs a help page writes for the same action: "can I force 2FA for
+#: everyone" is what the account page words as "can be required". An action counts as named when
+#: the pack uses the verb or one of these.
+_SAME_ACTION = {
+    stem(verb): frozenset(stem(w) for w in same.split())
+    for verb, same in {
+        "force": "require required enforce",
+        "enforce": "require required force",
+        "mandate": "require required",
+        "erase": "delete remove",
+        "wipe": "delete remove",
+        "terminate": "cancel delete",
+        "rerun": "retry retried",
+        "redo": "retry retried",
+        "restart": "retry retried",
+        "modify": "change edit",
+        "edit": "change modify",
+        "purchase": "buy",
+        "invite": "add",
+        "onboard": "add invite",
+        "undo": "restore",
+        "recover": "restore",
+    }.items()
+}
+
+
+def action_named(action: str, known: Callable[[str], bool]) -> bool:
+    """Whether the pack names ``action`` (a stem), itself or as a verb of :data:`_SAME_ACTION`."""
+    return known(action) or any(known(w) for w in _SAME_ACTION.get(action, ()))
 
 
 def asked_action(question: str) -> str | None:
@@ -220,6 +284,8 @@ class Specific:
             return {"action_unseen": 1.0}
         if self.asked == "thing":
             return {"thing_unseen": 1.0}
+        if self.asked == "plan":
+            return {"plan_missing": 1.0}
         return {
             "asks_value": 0.0 if self.asked is None else 1.0,
             "holds_value": 1.0 if self.held else 0.0,
@@ -232,6 +298,8 @@ class Specific:
             return p, ""
         if self.asked in ("action", "thing"):  # evidence against, not proof: logit lowered
             return _moved(p, -ACTION_PENALTY), f"+{self.asked}-unseen"
+        if self.asked == "plan":
+            return min(p, MISSING_AT), "+plan-missing"
         if not self.held:
             return min(p, MISSING_AT), f"+{self.asked}-missing"
         if self.missing:
@@ -250,6 +318,8 @@ def adjusted(p: float, values: dict[str, float]) -> float:
     (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
     if values.get("action_unseen") or values.get("thing_unseen"):
         return Specific("action", False, []).adjust(p)[0]
+    if values.get("plan_missing"):
+        return Specific("plan", False, []).adjust(p)[0]
     if not values.get("asks_value"):
         return p
     missing = ["?"] * int(values.get("words_missing", 0.0))
@@ -284,13 +354,19 @@ def _document_words(index: KnowledgeIndex, row: int) -> set[str]:
 
 def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
     """Read ``query`` (as searched: typos already spelled) against the passage at ``row``."""
+    plan = asked_plan(query)
+    if plan is not None:
+        passage = index.passages[row]
+        if plan not in tokenize(f"{passage.title} {passage.text}"):
+            return Specific("plan", False, [plan])
     asked = asked_value(query)
     if asked is None:
         action = asked_action(query)
-        if action is not None and action not in index.lexical.vocab:
+        vocab = index.lexical.vocab
+        if action is not None and not action_named(action, vocab.__contains__):
             return Specific("action", False, [action])
         thing = asked_thing(query)
-        if thing and not any(w in index.lexical.vocab for w in thing):
+        if thing and not any(w in vocab for w in thing):
             return Specific("thing", False, thing)
         return Specific(None, False, [])
     passage = index.passages[row]
