@@ -220,3 +220,18 @@ async def test_forcing_two_factor_is_answered_from_the_sign_in_section(client: T
         client, "Can I force everyone in our workspace to turn on 2FA? where's that setting"
     )
     assert _cited(body) == ["doc-account#sign-in"]
+
+
+def test_a_figure_asked_past_is_read_against_the_passage() -> None:
+    from gatebot_knowledge.specific import beyond_stated
+
+    logs = "A failed job can be retried. Logs are kept for 30 days."
+    assert beyond_stated("can we keep build logs longer than 30 days if we pay extra?", logs)
+    assert not beyond_stated("do you keep logs for more than a week?", logs)  # 30 days answers
+    assert not beyond_stated("can we keep logs longer than 30 days?", "Caches last seven days.")
+
+
+async def test_asking_past_the_passage_figure_is_not_asserted(client: TestClient) -> None:
+    body = await _turns(client, "can we keep build logs longer than 30 days if we pay extra?")
+    assert _cited(body) == []
+    assert "+beyond-stated" in _check(body)["version"]

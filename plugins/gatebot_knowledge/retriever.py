@@ -76,6 +76,10 @@ FAQ_MATCH_CLEAR = 0.1
 #: ahead in the ranking, where the free-plan question's two entries sat 0.01 apart in both.
 FAQ_MATCH_LEAD = 0.1
 FAQ_MATCH_SURE = 0.95
+#: Features that speak against a whole message (each of its sentences read alone included) and
+#: that no FAQ match outweighs: a name the pack never mentions (.packfit), an action or thing it
+#: never names, a plan the passage does not name, a figure asked past (.specific).
+AGAINST = ("unseen_names", "action_unseen", "thing_unseen", "plan_missing", "beyond_stated")
 
 
 class UnknownKeyError(GatebotError, LookupError):
@@ -387,9 +391,9 @@ class KnowledgeRetriever(Retriever):
             return self._cross_evidence(query, foreign)
         evidence = self._evidence(query, k, vector)
         f = evidence.features
-        if any(f.get(k) for k in ("unseen_names", "action_unseen", "thing_unseen", "plan_missing")):
-            # A name anywhere in the message, or an action or thing the pack never names, is
-            # evidence against every part of it.
+        if any(f.get(k) for k in AGAINST):
+            # A name anywhere in the message, an action or thing the pack never names, ... (see
+            # AGAINST) is evidence against every part of it.
             return evidence
         if f.get("asks_value") and not f.get("holds_value"):
             return self._value_in_a_sentence(query, k, evidence)
@@ -440,11 +444,8 @@ class KnowledgeRetriever(Retriever):
                 found.confidence >= FAQ_MATCH_SURE and _lead(evidence.facts) >= FAQ_MATCH_LEAD
             )
             # ...nor when the question names what the pack never says ("send alerts into
-            # Opsgenie" matches the Slack entry): see .packfit.
-            named = evidence.features.get("unseen_names", 0.0) > 0
-            named = named or evidence.features.get("action_unseen", 0.0) > 0  # see .specific
-            named = named or evidence.features.get("thing_unseen", 0.0) > 0
-            named = named or evidence.features.get("plan_missing", 0.0) > 0
+            # Opsgenie" matches the Slack entry: see .packfit), or asks what the entry lacks.
+            named = any(evidence.features.get(k) for k in AGAINST)
             # ...and only a match pre-flight would route on (its ``faq`` threshold): "can we pay
             # invoices by bank transfer" matched the invoice entry at 0.72, and was answered.
             routes = found.confidence >= self._faq_threshold()

@@ -43,6 +43,12 @@ Business plan per month", "what does the pro tier cost") is answered only by a p
 that plan: a pricing entry that speaks of plans in general says nothing of its price. Without
 the plan's name in the passage, P is held at :data:`MISSING_AT` (``+plan-missing``).
 
+**Past the figure the passage gives.** "can we keep build logs longer than 30 days if we pay
+extra?" quotes the passage's own figure ("Logs are kept for 30 days") and asks what lies past it:
+an extension, a higher limit. The passage says where the line is, not whether it moves, so P is
+held at :data:`MISSING_AT` (``+beyond-stated``). A figure the passage does not give ("do you keep
+logs longer than a week?") is left to the other checks: the passage's figure answers it.
+
 **A thing the pack never names.** A question whether something exists ("is there a mobile app
 for alerts", "do you offer an on-prem version of Acme Cloud") asks about that thing; when none of
 its words is one the pack uses, the passage found is about the rest of the question (alerts, Acme
@@ -167,6 +173,26 @@ _NO_PLAN = frozenset(
 )
 
 
+#: A figure asked past: "longer than 30 days", "more than 50 seats", "beyond 7 days".
+_BEYOND = re.compile(
+    # "long": the typo channel spells "longer" as the corpus writes it.
+    rf"\b(?:longer|long|more|beyond|past|over|above|exceed\w*|extend\w*|increase\w*|raise)\s+"
+    rf"(?:than\s+|the\s+|to\s+)?({_NUMBER})[\s-]*([a-z]+)",
+    re.IGNORECASE,
+)
+
+
+def beyond_stated(question: str, text: str) -> bool:
+    """Whether ``question`` asks past a figure that ``text`` states (the same number of the
+    same thing: "longer than 30 days" against "kept for 30 days")."""
+    for found in _BEYOND.finditer(question):
+        number, thing = found.group(1).lower(), stem(found.group(2).lower())
+        for held in re.finditer(rf"\b{re.escape(number)}[\s-]*([a-z]+)", text, re.IGNORECASE):
+            if stem(held.group(1).lower()) == thing:
+                return True
+    return False
+
+
 def asked_plan(question: str) -> str | None:
     """The plan a price question names ("how much is the Business plan": ``"business"``), or
     None."""
@@ -286,6 +312,8 @@ class Specific:
             return {"thing_unseen": 1.0}
         if self.asked == "plan":
             return {"plan_missing": 1.0}
+        if self.asked == "beyond":
+            return {"beyond_stated": 1.0}
         return {
             "asks_value": 0.0 if self.asked is None else 1.0,
             "holds_value": 1.0 if self.held else 0.0,
@@ -300,6 +328,8 @@ class Specific:
             return _moved(p, -ACTION_PENALTY), f"+{self.asked}-unseen"
         if self.asked == "plan":
             return min(p, MISSING_AT), "+plan-missing"
+        if self.asked == "beyond":
+            return min(p, MISSING_AT), "+beyond-stated"
         if not self.held:
             return min(p, MISSING_AT), f"+{self.asked}-missing"
         if self.missing:
@@ -318,7 +348,7 @@ def adjusted(p: float, values: dict[str, float]) -> float:
     (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
     if values.get("action_unseen") or values.get("thing_unseen"):
         return Specific("action", False, []).adjust(p)[0]
-    if values.get("plan_missing"):
+    if values.get("plan_missing") or values.get("beyond_stated"):
         return Specific("plan", False, []).adjust(p)[0]
     if not values.get("asks_value"):
         return p
@@ -354,11 +384,12 @@ def _document_words(index: KnowledgeIndex, row: int) -> set[str]:
 
 def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
     """Read ``query`` (as searched: typos already spelled) against the passage at ``row``."""
+    passage = index.passages[row]
     plan = asked_plan(query)
-    if plan is not None:
-        passage = index.passages[row]
-        if plan not in tokenize(f"{passage.title} {passage.text}"):
-            return Specific("plan", False, [plan])
+    if plan is not None and plan not in tokenize(f"{passage.title} {passage.text}"):
+        return Specific("plan", False, [plan])
+    if beyond_stated(query, passage.text):
+        return Specific("beyond", False, [])
     asked = asked_value(query)
     if asked is None:
         action = asked_action(query)
@@ -369,7 +400,6 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         if thing and not any(w in vocab for w in thing):
             return Specific("thing", False, thing)
         return Specific(None, False, [])
-    passage = index.passages[row]
     counts = counted(query) if asked == "count" else None
     held = holds_value(asked, f"{passage.title}. {passage.text}", counts)
     known = _document_words(index, row)
