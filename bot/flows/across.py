@@ -87,10 +87,10 @@ class AcrossIndex:
         self._lock = threading.Lock()
 
     def language_of(self, text: str) -> str | None:
-        """The message's language when it is surely one of the pack's, not the pack's own."""
+        """The message's language when it is surely not the pack's own (see ``written_in``)."""
         if len(tokens(text)) < language.MIN_WORDS:
             return None
-        lang, p = language.detect(text, sorted({self.pack.language, *self.pack.templates}))
+        lang, p = language.written_in(text, sorted({self.pack.language, *self.pack.templates}))
         return lang if lang and lang != self.pack.language and p >= language.SURE else None
 
     async def read(self, text: str) -> Across | None:

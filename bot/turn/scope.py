@@ -288,7 +288,7 @@ class ScopeCheck:
 
     def _unread_language(self, text: str, domain: Domain) -> str | None:
         """The message's language when it is confidently one the pack's texts are not in."""
-        lang, p = language.detect(text, self._languages())
+        lang, p = language.written_in(text, self._languages())
         return lang if lang and p >= SURE_LANGUAGE and lang not in domain.languages else None
 
     def _languages(self) -> list[str]:

@@ -34,8 +34,8 @@ log = logging.getLogger(__name__)
 
 MATCH_AT = 0.62
 MATCH_SCALE = 0.03
-#: How sure the language reading must be (py3langid, among the pack's template languages) before
-#: a question is read as not in the pack's language.
+#: How sure the language reading must be (py3langid through ``written_in``: widely written
+#: languages, then the pack's template languages) before a question is read as not the pack's.
 SURE_LANGUAGE = 0.9
 #: Fewer words than this give a weak language reading ("ok", "Docker?"): read as the pack's.
 MIN_WORDS = 3

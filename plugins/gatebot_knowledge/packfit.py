@@ -205,6 +205,17 @@ def unseen_names(
     return names
 
 
+def cognate(word: str, known: dict[str, int]) -> bool:
+    """Whether ``word``, from a question in another language, is a pack word as that language
+    writes it: the same stem begun ("Europa" for the pack's "Europe", stem "europ") or the same
+    letters of a short acronym in another order ("UE" for "EU"). A place or body named in the
+    customer's language is not a thing the pack never says."""
+    w = word.lower()
+    if len(w) <= 3 and w.isalpha():
+        return any(len(k) == len(w) and sorted(k) == sorted(w) for k in known)
+    return len(w) >= 5 and any(len(k) >= 5 and w.startswith(k) for k in known)
+
+
 #: The shortest pack word a compound may begin with and still be read as that word's kind
 #: ("Dockerfile" is Docker's file; "CI" does not make "CIrcle" one).
 _COMPOUND_HEAD = 5
