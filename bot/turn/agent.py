@@ -27,7 +27,15 @@ from bot.preflight.language import reply_language
 from bot.store import Conversation, Message, Received, Store
 from bot.store.runner import StoreRunner
 from bot.store.turnlock import ConversationBusy, TurnLocks
-from bot.text import asks_how, asks_to_know, goes_alone, is_question, only_values, tells_done
+from bot.text import (
+    asks_for_person,
+    asks_how,
+    asks_to_know,
+    goes_alone,
+    is_question,
+    only_values,
+    tells_done,
+)
 from bot.turn import (
     answerable,
     followup_query,
@@ -277,6 +285,8 @@ class Agent:
             intent_read = await self._person_across(turn.text, intent_read)
         if intent_read["outcome"] != "act" and not answered:
             intent_read = await self._person_near(turn.text, intent_read)
+        if not answered and asks_for_person(turn.text):
+            intent_read = self._person_in_words(intent_read)
         turn.record["reads"] = [intent_read, sentiment_read]
         turn.clock.lap("heads")
         return intent_read, sentiment_read
@@ -537,6 +547,40 @@ class Agent:
         read["outcome"], read["near"] = "act", found.as_dict()
         read["ranking"] = intent_read.get("ranking", [])
         return read
+
+    def _person_in_words(self, intent_read: Read) -> Read:
+        """A request for a person in so many words (:func:`bot.text.asks_for_person`: "Please
+        have someone call me back", "escalate this to a manager") is the hand-off intent, read
+        by a declared rule, unless the head already acts on a hand-off or on a flow's intent (a
+        procedure asked for: "I want a refund, have someone call me" starts the refund, whose
+        hand-off is the flow's to make). A question the head reads ("get someone from your sales
+        team to contact me about volume pricing": pricing) is no reason to answer instead."""
+        handoff = next((i for i in self.pack.intents if i.move == "handoff"), None)
+        acting = self.pack.intent(intent_read["answer"] or "")
+        if handoff is None or (
+            intent_read["outcome"] == "act"
+            and acting is not None
+            and (acting.move == "handoff" or acting.name in self._flow_intents())
+        ):
+            return intent_read
+        read = gates.read(
+            "intent",
+            f"{intent_read['version']}+words",
+            handoff.name,
+            1.0,
+            "intent",
+            self.pack.gates["intent"],
+        )
+        read["ranking"] = intent_read.get("ranking", [])
+        read["words"] = {
+            "answer": intent_read["answer"],
+            "confidence": intent_read["confidence"],
+            "outcome": intent_read["outcome"],
+        }
+        return read
+
+    def _flow_intents(self) -> set[str]:
+        return {i for f in self.pack.flows.values() for i in f.trigger.intents}
 
     async def _read_heads(self, text: str, state: ConversationState) -> tuple[Read, Read]:
         options = state.pop("clarify_options", None)

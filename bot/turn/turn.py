@@ -167,6 +167,9 @@ class Read(TypedDict):
     #: intent: a request for a person the head was unsure of, read from the pack's lines nearest
     #: it (the hand-off intent's nearest line: intent, cosine, margin).
     near: NotRequired[dict[str, Any]]
+    #: intent: a request for a person in so many words (``bot.text.asks_for_person``, a declared
+    #: rule): what the head had read (answer, confidence, outcome).
+    words: NotRequired[dict[str, Any]]
 
 
 class Rejected(TypedDict):

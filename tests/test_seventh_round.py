@@ -1,0 +1,45 @@
+"""What the seventh round of customer messages taught (README, "The seventh round"), through REST
+on the sample pack: a request for a person in so many words is handed off whatever the intent
+head read. The answerability and language rules of the round are tested beside their kin
+(tests/test_asked.py, tests/test_wide_languages.py, tests/test_shorthand.py)."""
+
+from __future__ import annotations
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from bot.text import asks_for_person
+from tests.test_answerability import _say
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please have someone call me back, my number is on the account.",
+        "this is ridiculous, nobody answers my tickets. escalate this to a manager",
+        "Please get someone from your sales team to contact me about volume pricing.",
+    ],
+)
+async def test_a_person_asked_for_in_words_is_handed_off(client: TestClient, text: str) -> None:
+    body = await _say(client, text)
+    turn = body["turn"]
+    assert turn["move"]["name"] == "handoff"
+    intent = turn["reads"][0]
+    assert intent["answer"] == "human" and intent["version"].endswith("+words")
+    assert intent["words"]["answer"] != "human" or intent["words"]["outcome"] != "act"
+
+
+async def test_a_flow_asked_for_beside_a_person_still_starts(client: TestClient) -> None:
+    # The refund is the procedure asked for; its hand-off, if any, is the flow's to make.
+    body = await _say(client, "I was charged twice this month, please refund one and call me back")
+    assert body["turn"]["flow"] and body["turn"]["flow"]["name"] == "refund"
+
+
+def test_what_reads_as_asking_for_a_person() -> None:
+    assert asks_for_person("I'd like to speak with someone from your sales team about a rollout")
+    assert asks_for_person("connect me with support")
+    assert asks_for_person("can you escalate my ticket to someone senior")
+    assert not asks_for_person("no need to talk to a person, just tell me the price")
+    assert not asks_for_person("set up a call so my CTO can see pipelines in action pls")
+    assert not asks_for_person("does monitor call my phone when the site is down?")
+    assert not asks_for_person("can I talk to my team about it first?")
