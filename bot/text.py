@@ -157,15 +157,20 @@ _SELF_SERVE = re.compile(
     r"|just tell (?:me|us) (?:where|how))\b",
     re.IGNORECASE,
 )
-#: Telling of a refund or a demo that already happened ("I got my refund last week, thanks!",
-#: "the demo you guys gave us on tuesday was great"): nothing to start.
+#: Telling of a refund, a demo or seats that already happened ("I got my refund last week,
+#: thanks!", "the demo you guys gave us on tuesday was great", "the extra seats we requested are
+#: showing up now"): nothing to start.
 _ALREADY_DONE = re.compile(
     r"\b(?:got|received|had|attended|enjoyed)\s+(?:my|our|the|a|your)\s+"
     r"(?:refund|demo|walkthrough|money back)\b"
     r"|\b(?:refund|demo|walkthrough|call)\s+(?:you|your team|your folks)\s+(?:guys\s+)?"
     r"(?:gave|did|ran|issued|sent|held)\b"
     r"|\b(?:already|was|were|been)\s+refunded\b"
-    r"|\brefund\s+(?:went|came)\s+through\b",
+    r"|\brefund\s+(?:went|came)\s+through\b"
+    # Seats asked for that arrived: "the extra seats we requested are showing up now, all good".
+    r"|\bseats?\b[^.?!]{0,40}\b(?:are|is|were|was|have been|has been)\s+(?:now\s+)?"
+    r"(?:showing(?:\s+up)?|there|live|active|added|in place)\b"
+    r"|\bseats?\b[^.?!]{0,40}\b(?:showed up|came through|went through)\b",
     re.IGNORECASE,
 )
 #: ...unless it did not happen after all ("I never got my refund", "still haven't received the

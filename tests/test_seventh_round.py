@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient
 
-from bot.text import asks_for_person
+from bot.text import asks_for_person, tells_done
 from tests.test_answerability import _say
 
 
@@ -43,3 +43,11 @@ def test_what_reads_as_asking_for_a_person() -> None:
     assert not asks_for_person("set up a call so my CTO can see pipelines in action pls")
     assert not asks_for_person("does monitor call my phone when the site is down?")
     assert not asks_for_person("can I talk to my team about it first?")
+
+
+async def test_seats_told_of_as_arrived_start_nothing(client: TestClient) -> None:
+    text = "just fyi the extra seats we requested are showing up now, all good"
+    assert tells_done(text)
+    assert not tells_done("the extra seats we requested are not showing up")
+    body = await _say(client, text)
+    assert not body["turn"]["flow"]

@@ -31,3 +31,14 @@ def test_a_password_and_two_factor_are_written_out() -> None:
     known = _corpus("password", "two", "factor", "authentication")
     assert written_out("forgot my pw", known) == "forgot my password"
     assert written_out("force MFA for all", known) == "force two-factor authentication for all"
+
+
+def test_a_phrase_and_a_word_help_pages_write_otherwise_are_written_out() -> None:
+    known = _corpus("two", "factor", "authentication", "required", "make")
+    assert written_out("make two-step verification compulsory", known) == (
+        "make two-factor authentication required"
+    )
+    # The corpus that says it the customer's way keeps it.
+    assert written_out("two-step verification", _corpus("two", "step", "verification")) == (
+        "two-step verification"
+    )

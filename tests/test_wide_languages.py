@@ -29,6 +29,7 @@ def test_a_place_written_in_another_language_is_no_unseen_name() -> None:
 
     known = {"europ": 1, "eu": 1, "us": 1}
     assert cognate("Europa", known) and cognate("UE", known)
+    assert cognate("EUA", known)  # one letter more than the pack's "EU"
     assert not cognate("Bitbucket", known)
 
 

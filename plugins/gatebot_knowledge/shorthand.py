@@ -37,6 +37,9 @@ SHORTHAND: dict[str, str] = {
     "mfa": "two-factor authentication",
     "perms": "permissions",
     "prod": "production",
+    # Words customers use for what help pages word otherwise, written out on the same terms.
+    "mandatory": "required",
+    "compulsory": "required",
     "config": "configuration",
     "db": "database",
     "notifs": "notifications",
@@ -44,11 +47,32 @@ SHORTHAND: dict[str, str] = {
 }
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
+#: Phrases customers use for what help pages word otherwise ("two-step verification" for
+#: "two-factor authentication"), written out on the same terms as a word: where the corpus lacks
+#: a word of the phrase and holds every word of its long form.
+PHRASES: dict[str, str] = {
+    "two-step verification": "two-factor authentication",
+    "two step verification": "two-factor authentication",
+    "2-step verification": "two-factor authentication",
+    "two-factor auth": "two-factor authentication",
+    "multi-factor authentication": "two-factor authentication",
+}
+_PHRASE = re.compile("|".join(re.escape(p) for p in PHRASES), re.IGNORECASE)
 
 
 def written_out(query: str, known: Callable[[str], bool]) -> str:
-    """``query`` with each shorthand word written out where ``known`` (is this word in the
-    corpus?) says no for the short form and yes for every word of the long one."""
+    """``query`` with each shorthand word and phrase (:data:`PHRASES`) written out where
+    ``known`` (is this word in the corpus?) says no for the short form and yes for every word of
+    the long one."""
+
+    def phrase(match: re.Match[str]) -> str:
+        said = match.group(0)
+        long_form = PHRASES[said.lower()]
+        if all(known(w) for w in _WORD.findall(said)):
+            return said
+        return long_form if all(known(w) for w in _WORD.findall(long_form)) else said
+
+    query = _PHRASE.sub(phrase, query)
 
     def expand(match: re.Match[str]) -> str:
         word = match.group(0)
