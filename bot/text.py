@@ -248,6 +248,34 @@ def asks_for_person(text: str) -> bool:
     return _ASKS_PERSON.search(norm) is not None and _NO_PERSON.search(norm) is None
 
 
+#: Someone of the company's who could show the product.
+_SHOWER = (
+    r"(?:someone|somebody|one of your (?:people|team|folks|engineers|experts|staff)"
+    r"|your (?:team|people|folks|staff|solutions team|sales team|engineers?|experts?)"
+    r"|a (?:person|rep|human|specialist) from (?:your side|your team|acme)|you guys|you)"
+)
+#: Asking for the product to be shown by a person: "Could someone from Acme walk our team through
+#: Pipelines", "can someone from your side screen share and show us", "schedule a guided tour",
+#: "set up a call so my CTO can see pipelines in action", "book us in for a live tour".
+_SHOWN = re.compile(
+    rf"\b{_SHOWER}\s+(?:from\s+(?:\w+\s+){{1,2}})?(?:(?:can|could|to|would|will)\s+)?"
+    r"(?:please\s+)?(?:screen[- ]?share\s+and\s+)?(?:show|walk|take|present|demo|give)s?\s+"
+    r"(?:us|me|our|my|them|the|through|around|a)\b"
+    r"|\b(?:schedule|book|set up|setup|arrange|organi[sz]e|hop on|jump on)\s+(?:us\s+(?:in\s+)?"
+    r"(?:for\s+)?)?(?:a|an|some)\s+(?:quick\s+|short\s+|live\s+|guided\s+)?(?:call|meeting"
+    r"|session|tour|walkthrough|walk-through|screen[- ]?share|presentation)\b"
+    r"|\b(?:guided|live)\s+(?:tour|walkthrough|walk-through|session)\b|\bscreen[- ]?share\b",
+    re.IGNORECASE,
+)
+
+
+def asks_to_be_shown(text: str) -> bool:
+    """Whether ``text`` asks for a person to show the product (:data:`_SHOWN`), not for
+    something to go through alone or about one already given (:func:`asks_how`)."""
+    norm = text.replace(APOSTROPHE, "'")
+    return _SHOWN.search(norm) is not None and not asks_how(norm)
+
+
 def normalise(text: str) -> str:
     return " ".join(_WORD.findall(text.lower().replace(APOSTROPHE, "'")))
 

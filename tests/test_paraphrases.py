@@ -149,8 +149,9 @@ REQUESTS2_FLOORS = {
     # the playbook's demo counted as the demo started; 36 before a flow intent's keyword kept "hey,
     # add seats for the 4 folks from the Berlin office please" in scope)
     # 57 since the fifth round (README, "How customers ask for things"): wants and bookings as
-    # requests, a new seat total, more refund and seat lines, the demo flow's call words
-    "action": (56 / 70, 0),
+    # requests, a new seat total, more refund and seat lines, the demo flow's call words; 62 since
+    # a person asked to show the product starts the guided demo (the seventh round)
+    "action": (61 / 70, 0),
     # measured 24 of 25 (19 before four hand-off lines written after reading this set's misses),
     # 23 since the refund and seat lines ("Please have someone call me back" reads a person at 0.59)
     # 25 since a person asked for in so many words is a hand-off (the seventh round)
@@ -177,7 +178,7 @@ FRESH5_FLOORS = {
 #: lines (2 that other sets held dropped), written during the fifth round: run first on the code
 #: of that round so far, then used to choose among variants of the pack's new lines.
 REQUESTS6_FLOORS = {
-    "action": (33 / 40, 0),  # measured 34 (26 at the start of the fifth round)
+    "action": (34 / 40, 0),  # measured 34 (26 at the start of the fifth round); 35 since round 7
     # measured 6 of 7 (5 before a person asked for in one sentence of several was read from it); 7
     # since a call back asked for in so many words is a hand-off (the seventh round)
     "person": (6 / 7, 0),
@@ -194,7 +195,7 @@ FRESH6_FLOORS = {
     "unanswerable": (14 / 15, 0),
     "out_of_scope": (7 / 7, 0),
     "person": (5 / 6, 0),  # measured 5; 6 since the seventh round ("escalate this to a manager")
-    "action": (16 / 18, 0),  # measured 17
+    "action": (17 / 18, 0),  # measured 17; 18 since the seventh round (a call to walk us through)
     "non_english": (4 / 6, 0),  # measured 3; 5 since the seventh round (Italian, Portuguese)
     "lookalike": (7 / 8, 0),  # measured 8 (5, 3 wrong, before)
 }
@@ -208,9 +209,10 @@ FRESH7_FLOORS = {
     # vendor's CI (both in scope, not answered, a person offered)
     "out_of_scope": (7 / 9, 0),
     "person": (6 / 6, 0),
-    # measured 13 of 15: a call "so my CTO can see pipelines in action" and a guided tour "when
-    # are you free?" are not read as demo requests
-    "action": (12 / 15, 0),
+    # measured 13 of 15 (a call "so my CTO can see pipelines in action" and a guided tour "when
+    # are you free?" were not read as demo requests); 15 since a person asked to show the product
+    # starts the guided demo
+    "action": (14 / 15, 0),
     "non_english": (4 / 5, 0),  # measured 5 (2 before: Spanish, Italian and Dutch)
     "lookalike": (6 / 6, 0),
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient
 
-from bot.text import asks_for_person, tells_done
+from bot.text import asks_for_person, asks_to_be_shown, tells_done
 from tests.test_answerability import _say
 
 
@@ -51,3 +51,27 @@ async def test_seats_told_of_as_arrived_start_nothing(client: TestClient) -> Non
     assert not tells_done("the extra seats we requested are not showing up")
     body = await _say(client, text)
     assert not body["turn"]["flow"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "set up a call so my CTO can see pipelines in action pls",
+        "Could someone from Acme walk our team through Pipelines on a call next week?",
+        "interested in a guided tour of acme cloud for our ops team, when are you free?",
+    ],
+)
+async def test_a_person_asked_to_show_the_product_starts_the_guided_demo(
+    client: TestClient, text: str
+) -> None:
+    body = await _say(client, text)
+    flow = body["turn"]["flow"]
+    assert flow and flow["name"] == "demo" and flow["started_by"].get("shown")
+
+
+def test_what_reads_as_asking_to_be_shown() -> None:
+    assert asks_to_be_shown("can someone from your side screen share and show us the console?")
+    assert asks_to_be_shown("book us in for a live tour of the platform pls")
+    assert not asks_to_be_shown("is there a recorded demo I can watch on my own?")
+    assert not asks_to_be_shown("From how many places in the world do you run the uptime checks?")
+    assert not asks_to_be_shown("how do I show my team the dashboards?")

@@ -11,6 +11,10 @@
   none without a multilingual encoder).
 - **change**: the flow's repeat step reads a change it could make ("drop two seats"): an item it
   declares, named in the message, with a count and a verb of changing.
+- **shown**: the flow closes a demo lead and the message asks for a person to show the product
+  (:func:`bot.text.asks_to_be_shown`: "Could someone from Acme walk our team through Pipelines
+  on a call next week?", "set up a call so my CTO can see pipelines in action"), words of its
+  own whatever the head leans to.
 - **leans**: the head, unsure but not finding the message novel, reads the flow's intent as more
   likely than not, and the message is worded as a request to the agent ("can you reverse the
   charge from yesterday?", refund at 0.79). A question about the same thing ("do you offer
@@ -40,7 +44,7 @@ from bot.flows.across import Across, AcrossIndex
 from bot.flows.model import Flow
 from bot.flows.steps.phrases import read_message
 from bot.packs import Pack
-from bot.text import asks_how, asks_to_act, matching, normalise
+from bot.text import asks_how, asks_to_act, asks_to_be_shown, matching, normalise
 from bot.turn.turn import Read
 
 #: How far the hand-off intent's nearest line must lead every other intent's (heads' embedding).
@@ -72,6 +76,7 @@ class Signals:
     elsewhere: bool = False  # the head, unsure, leans to another intent
     leans: bool = False  # the head, unsure, leans to this flow's intent
     asks_how: bool = False  # the message asks how things work ("... mid-month or only at renewal?")
+    shown: bool = False  # a demo flow, and the message asks for a person to show the product
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v}
@@ -196,6 +201,7 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         elsewhere=bool(t.intents) and _leans_elsewhere(intent_read, t.intents),
         leans=bool(t.intents) and _leans_to(intent_read, t.intents) and asks_to_act(text),
         asks_how=asks_how(text),
+        shown=any(step.lead == "demo" for step in flow.steps) and asks_to_be_shown(text),
     )
 
 
@@ -254,6 +260,7 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     intent = pack.intent(flow.trigger.intent or "")
     shared = intent is not None and intent.outcome is not None
     own_words = (s.worded and not s.elsewhere) or s.near or bool(s.across) or s.change is not None
+    own_words = own_words or s.shown
     if shared:
         return (own_words or s.leans) and (s.intent or confident is None)
     return s.intent or own_words or s.leans
