@@ -75,3 +75,15 @@ def test_what_reads_as_asking_to_be_shown() -> None:
     assert not asks_to_be_shown("is there a recorded demo I can watch on my own?")
     assert not asks_to_be_shown("From how many places in the world do you run the uptime checks?")
     assert not asks_to_be_shown("how do I show my team the dashboards?")
+
+
+async def test_of_two_flows_the_one_asked_for_starts(client: TestClient) -> None:
+    # Seats and a count read as a seat change too; the refund is what is asked for, and the head
+    # leans to it.
+    body = await _say(
+        client,
+        "Hello, I accidentaly purchsed 20 extra seats instead of 2 on invoice INV-30917, can you "
+        "refund the 18 I didnt need?",
+    )
+    flow = body["turn"]["flow"]
+    assert flow and flow["name"] == "refund"

@@ -27,7 +27,7 @@ from bot.flows.state import holds
 from bot.flows.steps import ask, llm_call, repeat, reply, router, tool
 from bot.flows.steps.base import StepHost, StepTurn
 from bot.flows.texts import in_language
-from bot.flows.trigger import Nearest, Signals, signals, starts
+from bot.flows.trigger import Nearest, Signals, signals, starts, weight
 from bot.packs import Pack
 from bot.preflight.language import reply_language
 from bot.store import Store
@@ -116,15 +116,21 @@ class FlowEngine(StepHost):
         self, intent_read: Read, text: str, near: Nearest | None = None
     ) -> tuple[Flow, Signals] | None:
         """The flow the message starts and what started it (see :mod:`bot.flows.trigger`), or
-        None; ties by name."""
+        None. Where several would start, the one with the weightiest signals
+        (:func:`bot.flows.trigger.weight`: "I accidentally purchased 20 extra seats ..., can you
+        refund the 18 I didn't need?" names seats and a count, and asks for a refund, which the
+        head leans to); ties by name."""
         confident = intent_read["answer"] if intent_read["outcome"] == "act" else None
+        started: list[tuple[Flow, Signals]] = []
         for flow in sorted(self.pack.flows.values(), key=lambda f: f.name):
             if flow.status != "active" or flow.name in self.disabled:
                 continue
             found = signals(flow, self.pack, intent_read, text, near)
             if starts(flow, self.pack, found, confident):
-                return flow, found
-        return None
+                started.append((flow, found))
+        if not started:
+            return None
+        return max(started, key=lambda pair: weight(pair[1]))  # max keeps the first of a tie
 
     async def turn(
         self, turn: Turn, intent_read: Read, near: Nearest | None = None

@@ -249,6 +249,20 @@ def first_change(flow: Flow, text: str, gate: float) -> dict[str, Any] | None:
     return None
 
 
+def weight(s: Signals) -> int:
+    """How much the signals say for their flow, to choose between flows that would both start:
+    what the head reads (routed, confident, or leaning to it in a request) over the flow's own
+    words, over closeness and a change read; less when the head leans elsewhere."""
+    return (
+        8 * s.routed
+        + 4 * s.intent
+        + 3 * s.leans
+        + 2 * s.worded
+        + (s.near + bool(s.across) + (s.change is not None) + s.shown)
+        - 2 * s.elsewhere
+    )
+
+
 def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     """Whether the signals start ``flow``, given the intent read confidently (None: none)."""
     if s.routed:
