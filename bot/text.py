@@ -167,10 +167,14 @@ _ALREADY_DONE = re.compile(
     r"(?:gave|did|ran|issued|sent|held)\b"
     r"|\b(?:already|was|were|been)\s+refunded\b"
     r"|\brefund\s+(?:went|came)\s+through\b"
-    # Seats asked for that arrived: "the extra seats we requested are showing up now, all good".
-    r"|\bseats?\b[^.?!]{0,40}\b(?:are|is|were|was|have been|has been)\s+(?:now\s+)?"
-    r"(?:showing(?:\s+up)?|there|live|active|added|in place)\b"
-    r"|\bseats?\b[^.?!]{0,40}\b(?:showed up|came through|went through)\b",
+    # Seats or a refund asked for that arrived: "the extra seats we requested are showing up now,
+    # all good", "the refund showed up on our card this morning".
+    r"|\b(?:seats?|refund|money)\b[^.?!]{0,40}\b(?:are|is|were|was|have been|has been)\s+"
+    r"(?:now\s+)?(?:showing(?:\s+up)?|there|live|active|added|in place|back)\b"
+    r"|\b(?:seats?|refund|money)\b[^.?!]{0,40}\b(?:showed up|came through|went through|arrived"
+    r"|landed|came in|hit (?:our|my) (?:card|account))\b"
+    # A demo seen elsewhere: "saw your demo at KubeCon, the incident timeline view looked slick".
+    r"|\b(?:saw|watched|seen|caught)\s+(?:your|the|a)\s+(?:demo|talk|presentation|webinar)\b",
     re.IGNORECASE,
 )
 #: ...unless it did not happen after all ("I never got my refund", "still haven't received the
@@ -228,7 +232,10 @@ _ASKS_PERSON = re.compile(
     r"|\bcall\s+(?:me|us)\s+back\b|\bcall-?back\b|\bgive\s+(?:me|us)\s+a\s+(?:call|ring)\b"
     rf"|\bescalate\b(?:\s+\w+){{0,6}}?\s+(?:to\s+)?(?:{_WHO}|management|a human|support)"
     r"|\b(?:connect|transfer|put)\s+me\s+(?:through\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
-    r"|support|sales|the)\b",
+    r"|support|sales|the)\b"
+    # "are there any actual engineers on this chat?"
+    r"|\b(?:are|is)\s+there\s+(?:any\s+|an?\s+)?(?:actual|real|live)\s+(?:people|persons?|humans?"
+    r"|engineers?|agents?|staff)\b",
     re.IGNORECASE,
 )
 #: ...unless it says it needs none: "no need to talk to a person", "don't call me".

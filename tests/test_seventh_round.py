@@ -39,6 +39,7 @@ def test_what_reads_as_asking_for_a_person() -> None:
     assert asks_for_person("I'd like to speak with someone from your sales team about a rollout")
     assert asks_for_person("connect me with support")
     assert asks_for_person("can you escalate my ticket to someone senior")
+    assert asks_for_person("are there any actual engineers on this chat?")
     assert not asks_for_person("no need to talk to a person, just tell me the price")
     assert not asks_for_person("set up a call so my CTO can see pipelines in action pls")
     assert not asks_for_person("does monitor call my phone when the site is down?")
@@ -87,3 +88,33 @@ async def test_of_two_flows_the_one_asked_for_starts(client: TestClient) -> None
     )
     flow = body["turn"]["flow"]
     assert flow and flow["name"] == "refund"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "thanks, the refund showed up on our card this morning",
+        "saw your demo at KubeCon, the incident timeline view looked really slick",
+    ],
+)
+async def test_a_refund_arrived_or_a_demo_seen_starts_nothing(
+    client: TestClient, text: str
+) -> None:
+    assert tells_done(text)
+    body = await _say(client, text)
+    assert not body["turn"]["flow"] and not body["turn"]["legal"].get("outcome")
+
+
+async def test_a_headcount_change_starts_the_seat_flow(client: TestClient) -> None:
+    body = await _say(client, "Can you increase the headcount on our plan by ten?")
+    flow = body["turn"]["flow"]
+    assert flow and flow["name"] == "add_seats"
+
+
+async def test_whether_a_stated_figure_can_change_is_not_asserted(client: TestClient) -> None:
+    from tests.test_retrieval_understanding import _check, _cited, _turns
+
+    body = await _turns(
+        client, "Is the build cache retention configurable? We'd like caches to live for a month."
+    )
+    assert _cited(body) == [] and "+beyond-stated" in _check(body)["version"]

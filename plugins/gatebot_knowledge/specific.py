@@ -182,9 +182,26 @@ _BEYOND = re.compile(
 )
 
 
+#: Past the figure without naming it ("longer than the default"), or whether it can change ("is
+#: the build cache retention configurable?").
+_BEYOND_DEFAULT = re.compile(
+    r"\b(?:longer|long|more|beyond|past|over|above|extend\w*|increase\w*)\s+(?:than\s+)?the\s+"
+    r"(?:default|standard|usual|limit|maximum|max)\b"
+    # "configure": the typo channel spells "configurable" as the corpus writes it.
+    r"|\b(?:is|are)\s+(?:the\s+)?(?:\w+\s+){0,3}(?:configurable|configure|adjustable"
+    r"|customi[sz]able)\b",
+    re.IGNORECASE,
+)
+
+
 def beyond_stated(question: str, text: str) -> bool:
     """Whether ``question`` asks past a figure that ``text`` states (the same number of the
-    same thing: "longer than 30 days" against "kept for 30 days")."""
+    same thing: "longer than 30 days" against "kept for 30 days"), or past or around the figure
+    without naming it ("longer than the default", "configurable") where ``text`` states one."""
+    if _BEYOND_DEFAULT.search(question) and (
+        holds_value("duration", text) or holds_value("count", text)
+    ):
+        return True
     for found in _BEYOND.finditer(question):
         number, thing = found.group(1).lower(), stem(found.group(2).lower())
         for held in re.finditer(rf"\b{re.escape(number)}[\s-]*([a-z]+)", text, re.IGNORECASE):
