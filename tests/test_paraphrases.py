@@ -72,7 +72,9 @@ REQUESTS_FLOORS = {
 #: answers and in-scope questions the pack does not answer only. Its wrong answers are held where
 #: they were measured, not at 0: the figures are what it is for.
 HOLDOUT_FLOORS = {
-    "answer": (22 / 27, 0),  # measured 23 right, 0 wrong (18 and 1 before the ``asked`` questions)
+    # measured 23 right, 0 wrong (18 and 1 before the ``asked`` questions); 25 since an asked
+    # question close to the message vouches for its section (the seventh round)
+    "answer": (24 / 27, 0),
     # measured 12 right, 0 wrong (11 and 1 before: "does pipelines support Windows build
     # machines?" was matched to the Docker entry)
     "unanswerable": (11 / 12, 0),
@@ -101,7 +103,8 @@ FRESH_FLOORS = {
     # measured 83 of 107 right, 0 wrong (the first 67: 49, against 31 right and 1 wrong before
     # ``asked``; the last 40, written later: 34, against 22 before); 86 since shorthand is
     # written out ("PRs", "MS Teams") and a sure FAQ match far ahead in the ranking answers
-    "answer": (85 / 107, 0),
+    # 92 since an asked question close to the message vouches for its section (the seventh round)
+    "answer": (91 / 107, 0),
     # measured 51 of 57 right, 3 wrong (VAT twice, the Business plan's monthly price; 6 wrong
     # before the unseen-action rule: the trial extended twice, status page subscriptions); 5 of
     # them in Spanish, German and French, all right. 53, 2 wrong (VAT twice) since a plan the
@@ -121,7 +124,8 @@ FRESH_FLOORS = {
 #: saw only the pack's facts (90 lines; the 6 that other sets already hold were dropped). Its
 #: requests to act are the weak kind: the floors hold what main reads, not a goal.
 FRESH4_FLOORS = {
-    "answer": (30 / 38, 0),  # measured 31 of 38 right, 0 wrong (30 before "MS Teams" was read)
+    # measured 31 of 38 right, 0 wrong (30 before "MS Teams" was read); 33 since the seventh round
+    "answer": (32 / 38, 0),
     # measured 14 right, 2 wrong (the Business plan's price, logs kept longer); 16, 0 wrong, since
     # the seventh round
     "unanswerable": (15 / 16, 0),
@@ -190,7 +194,7 @@ REQUESTS6_FLOORS = {
 #: asked questions, examples or keywords; 6 that other sets held dropped), run once on the code
 #: before the sixth round, then used to develop it (README, "The sixth round").
 FRESH6_FLOORS = {
-    "answer": (30 / 39, 0),  # measured 31 (26 before the sixth round), 0 wrong
+    "answer": (32 / 39, 0),  # measured 31 (26 before the sixth round), 0 wrong; 33 since round 7
     # measured 14, 1 wrong (the Business plan's exact price); 15, 0 wrong, since the seventh round
     "unanswerable": (14 / 15, 0),
     "out_of_scope": (7 / 7, 0),
@@ -203,7 +207,7 @@ FRESH6_FLOORS = {
 #: other sets held dropped), run once on the code before the seventh round, then used to develop
 #: it (README, "The seventh round").
 FRESH7_FLOORS = {
-    "answer": (34 / 39, 0),  # measured 35 (33 before the seventh round), 0 wrong
+    "answer": (35 / 39, 0),  # measured 36 (33 before the seventh round), 0 wrong
     "unanswerable": (14 / 15, 0),  # measured 15 (12, 3 wrong, before)
     # measured 7 of 9: a cancelled flight to rebook with an airline, a build matrix in another
     # vendor's CI (both in scope, not answered, a person offered)

@@ -118,3 +118,19 @@ async def test_whether_a_stated_figure_can_change_is_not_asserted(client: TestCl
         client, "Is the build cache retention configurable? We'd like caches to live for a month."
     )
     assert _cited(body) == [] and "+beyond-stated" in _check(body)["version"]
+
+
+async def test_a_way_the_pack_says_a_section_is_asked_vouches_for_it(client: TestClient) -> None:
+    from tests.test_retrieval_understanding import _check, _cited, _turns
+
+    # The head read 0.53: customers do not use the section's words ("Logs are kept for 30
+    # days"); its asked question "How long are build logs kept?" sits close.
+    body = await _turns(
+        client,
+        "how far back can i look at build logs? need to check something from a few weeks ago",
+    )
+    assert _cited(body) == ["doc-pipelines#retries-and-logs"]
+    assert "+asked-match" in _check(body)["version"]
+    # A value the section lacks is not vouched for, however close its asked questions sit.
+    body = await _turns(client, "whats the max size of the build cache per repo?")
+    assert _cited(body) == []

@@ -95,7 +95,8 @@ _DURATION_ASKED = re.compile(
 )
 _COUNT_ASKED = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _LIMIT_ASKED = re.compile(
-    r"^\s*(?:what|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits|number\s+of)\b",
+    r"^\s*(?:what|whats|what's|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits"
+    r"|number\s+of)\b",
     re.IGNORECASE,
 )
 #: What a count question counts: the first word after "how many" or "number of" that is not an
@@ -109,11 +110,17 @@ _FIND_OUT = re.compile(
     r"(?:see|find|check|tell|look|know)\b|\bfind\s+out\b",
     re.IGNORECASE,
 )
+
+
+def _stems(words: str) -> frozenset[str]:
+    """The stems of the space-separated ``words``."""
+    return frozenset(stem(w) for w in words.split())
+
+
 #: Words that say a value is asked for rather than what it is about ("the trial period").
-_VALUE_WORDS = frozenset(
-    stem(w)
-    for w in "long many soon often quickly period duration time number amount count limit limits"
-    " maximum minimum max min total".split()
+_VALUE_WORDS = _stems(
+    "long many soon often quickly period duration time number amount count limit limits"
+    " maximum minimum max min total"
 )
 
 
@@ -130,14 +137,13 @@ _ACTION_ASKED = (
     re.compile(r"\bhow\s+(?:do|can|could|would|should)\s+(?:i|we)\s+([a-z]+)\b", re.IGNORECASE),
 )
 #: Verbs that name no action of their own ("can I get ...", "how do I see ...").
-_LIGHT_VERBS = frozenset(
-    stem(w)
-    for w in "be get have has do make use see find know set go start need want put keep pick turn"
+_LIGHT_VERBS = _stems(
+    "be get have has do make use see find know set go start need want put keep pick turn"
     " take give tell ask try run change choose access reach talk speak contact say work come"
     " still also just done made given please"
     # Asking to be told or shown ("could someone explain how it is priced", "how far back can I
     # look at build logs", "where can I grab last month's invoice"): no action of the product's.
-    " explain describe clarify look view grab".split()
+    " explain describe clarify look view grab"
 )
 
 
@@ -151,10 +157,9 @@ _THING_ASKED = re.compile(
     re.IGNORECASE,
 )
 #: Words that name no thing of their own: "is there a way to ...", "do you have an option for".
-_NO_THING = frozenset(
-    stem(w)
-    for w in "way ways option options setting settings possibility chance difference problem"
-    " issue reason plan plans version versions kind type sort".split()
+_NO_THING = _stems(
+    "way ways option options setting settings possibility chance difference problem"
+    " issue reason plan plans version versions kind type sort"
 )
 
 
@@ -236,7 +241,7 @@ def asked_thing(question: str) -> list[str]:
 #: everyone" is what the account page words as "can be required". An action counts as named when
 #: the pack uses the verb or one of these.
 _SAME_ACTION = {
-    stem(verb): frozenset(stem(w) for w in same.split())
+    stem(verb): _stems(same)
     for verb, same in {
         "force": "require required enforce",
         "enforce": "require required force",
