@@ -213,7 +213,7 @@ async def test_a_question_for_a_value_the_pack_does_not_give_is_refused(
     assert read["outcome"] != "act" and read["version"].endswith("+count-missing")
     held = await _say(client, "how long are build logs kept")
     assert held["replies"][0]["citations"][0]["key"].startswith("doc-pipelines")
-    assert _answerability(held["turn"])["version"].endswith("+duration-held")
+    assert "+duration-held" in _answerability(held["turn"])["version"]  # an asked match may follow
 
 
 async def test_a_message_kept_in_scope_only_just_needs_a_stronger_read(

@@ -134,3 +134,13 @@ async def test_a_way_the_pack_says_a_section_is_asked_vouches_for_it(client: Tes
     # A value the section lacks is not vouched for, however close its asked questions sit.
     body = await _turns(client, "whats the max size of the build cache per repo?")
     assert _cited(body) == []
+
+
+async def test_a_name_asked_to_integrate_is_no_answer_whatever_else_matches(
+    client: TestClient,
+) -> None:
+    from tests.test_retrieval_understanding import _cited, _turns
+
+    # The GitHub entry holds every other word of it: 0.89 with the name's penalty alone.
+    body = await _turns(client, "do you integrate with bitbucket? we're not on github or gitlab")
+    assert _cited(body) == []

@@ -39,7 +39,13 @@ import numpy as np
 from bot.extend.retriever import Fact
 from gatebot_knowledge.index import KnowledgeIndex
 from gatebot_knowledge.lexical import tokenize
-from gatebot_knowledge.packfit import PackFit, name_penalty, unseen_names
+from gatebot_knowledge.packfit import (
+    TARGET_AT,
+    PackFit,
+    name_penalty,
+    names_target,
+    unseen_names,
+)
 from gatebot_knowledge.specific import check as check_specific
 
 LEXICAL = ("coverage", "coverage_margin", "unseen", "bm25_norm", "bm25_margin")
@@ -306,6 +312,8 @@ def assess(
     if names:  # evidence of no answer (see .packfit): no shift, and the logit lowered
         p_answerable = PackFit(shift=-name_penalty(query, names)).apply(p_answerable)
         version += "+unseen-name"
+        if names_target(query, names):
+            p_answerable = min(p_answerable, TARGET_AT)
     elif fit is not None and fit.shift:
         p_answerable = fit.apply(p_answerable)
         version += "+pack"

@@ -244,10 +244,23 @@ def _targets(query: str) -> list[str]:
     return found
 
 
+#: P(answerable) never above this when an unseen name is what the question asks to integrate,
+#: connect, send to or work with: "do you integrate with bitbucket? we're not on github or gitlab"
+#: read 0.89 with the penalty alone (the GitHub entry holds every other word), and the question
+#: is about the one thing the pack never names.
+TARGET_AT = 0.3
+
+
+def names_target(query: str, names: list[str]) -> bool:
+    """Whether one of the unseen ``names`` is what ``query`` asks to integrate, connect, send to,
+    work with or says it uses."""
+    return bool(set(names) & set(_targets(query)))
+
+
 def name_penalty(query: str, names: list[str]) -> float:
     """How far (in logit) the unseen ``names`` lower P(answerable): :data:`TARGET_PENALTY` when
     one is what the question asks to integrate, connect or send to, else :data:`NAMED_PENALTY`."""
-    return TARGET_PENALTY if set(names) & set(_targets(query)) else NAMED_PENALTY
+    return TARGET_PENALTY if names_target(query, names) else NAMED_PENALTY
 
 
 def remove_rows(index: Any, removed: set[int]) -> Any:

@@ -653,9 +653,9 @@ def _asked_match(index: KnowledgeIndex, qvec: np.ndarray, evidence: Evidence) ->
     if not evidence.facts or (f.get("asks_value") and not f.get("holds_value")):
         return
     row = index.by_key.get(evidence.facts[0].key)
-    if row is None or index.vectors is None:
+    scores = _asked_scores(index, qvec)
+    if row is None or scores is None:
         return
-    scores = index.vectors.title_scores(qvec)
     cosine = float(scores[row])
     if cosine < ASKED_MATCH_AT or int(np.argmax(scores)) != row:
         return
@@ -665,6 +665,21 @@ def _asked_match(index: KnowledgeIndex, qvec: np.ndarray, evidence: Evidence) ->
     if confidence > evidence.p_answerable:
         evidence.p_answerable = confidence
         evidence.version += "+asked-match"
+
+
+def _asked_scores(index: KnowledgeIndex, qvec: np.ndarray) -> np.ndarray | None:
+    """Each passage's best cosine to the message among the ways it is asked: its asked questions
+    and, for an FAQ entry, its question. Not a document's title: "Acme Pipelines overview:
+    Pipelines" sits close to anything naming the product ("Acme Pipelines how much is it?")."""
+    v = index.vectors
+    if v is None:
+        return None
+    scores = np.full(len(index.passages), -1.0)
+    faq = np.array([p.kind == "faq" for p in index.passages])
+    scores[faq] = (v.titles @ qvec)[v.title_row][faq]
+    if v.asked is not None and v.asked_row is not None and len(v.asked_row):
+        np.maximum.at(scores, v.asked_row, v.asked @ qvec)
+    return scores
 
 
 def _lead(facts: list[Fact]) -> float:
