@@ -305,7 +305,9 @@ async def test_a_timeout_ends_quickly_and_is_not_retried(
     with pytest.raises(ProviderError, match=r"no answer within 0\.3 s \(attempt 1 of 3\)"):
         await make(server.api, policy).execute(PROMPT)
     assert waits.seconds == []
-    assert len(server.requests) == 1
+    # At most the one attempt: on a loaded machine the 0.3 s deadline can fire before the
+    # server has read the request (seen once in a full run beside another job).
+    assert len(server.requests) <= 1
 
 
 async def test_gatebot_model_timeout_sets_the_deadline(
