@@ -19,6 +19,8 @@ made (the turn makes it anyway):
   margin skips them; English questions, the ranked rows given);
 - ``company_wide``: whether the best passage speaks for the whole company (the product names
   of the question it holds; English questions, the best passage given);
+- ``asked_match``: whether a way the best passage is asked vouches for it (the knowledge
+  retriever's ``_asked_match``: the message against every asked question; English questions);
 - ``follow_up_alone``: the second check a follow-up pays when its joined query is not answered
   (one evidence call for the message alone, its vector already made).
 """
@@ -39,7 +41,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 from gatebot_knowledge.answerability import DEPTH, Umbrella, agreeing_rivals  # noqa: E402
 from gatebot_knowledge.evaluate import percentile  # noqa: E402
 from gatebot_knowledge.faqmatch import faq_match  # noqa: E402
-from gatebot_knowledge.retriever import KnowledgeRetriever  # noqa: E402
+from gatebot_knowledge.retriever import KnowledgeRetriever, _asked_match  # noqa: E402
 from gatebot_knowledge.specific import check as value_check  # noqa: E402
 
 from bot.packs import load_pack  # noqa: E402
@@ -105,6 +107,11 @@ def run(rounds: int) -> dict[str, dict[str, float]]:
             timed(
                 lambda q=q, b=best: umbrella.held_terms(index, q, b),
                 samples.setdefault("company_wide", []),
+            )
+            evidence = retriever.evidence_sync(q)
+            timed(
+                lambda v=qvec, e=evidence: _asked_match(index, v, e),
+                samples.setdefault("asked_match", []),
             )
         for q in ("how much is it?", "is it encrypted?"):
             timed(lambda q=q: retriever.evidence_sync(q), samples.setdefault("follow_up_alone", []))
