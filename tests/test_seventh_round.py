@@ -144,3 +144,13 @@ async def test_a_name_asked_to_integrate_is_no_answer_whatever_else_matches(
     # The GitHub entry holds every other word of it: 0.89 with the name's penalty alone.
     body = await _turns(client, "do you integrate with bitbucket? we're not on github or gitlab")
     assert _cited(body) == []
+
+
+async def test_a_thing_asked_about_that_the_best_passage_lacks_is_not_asserted(
+    client: TestClient,
+) -> None:
+    from tests.test_retrieval_understanding import _check, _cited, _turns
+
+    # "Acme" drew it to the pricing entry, which says nothing of a trial: it was answered there.
+    body = await _turns(client, "is there a trial for Acme Status too or only for Cloud")
+    assert _cited(body) == [] and "+thing-absent" in _check(body)["version"]

@@ -88,7 +88,14 @@ ASKED_MATCH_SCALE = 0.025
 #: Features that speak against a whole message (each of its sentences read alone included) and
 #: that no FAQ match outweighs: a name the pack never mentions (.packfit), an action or thing it
 #: never names, a plan the passage does not name, a figure asked past (.specific).
-AGAINST = ("unseen_names", "action_unseen", "thing_unseen", "plan_missing", "beyond_stated")
+AGAINST = (
+    "unseen_names",
+    "action_unseen",
+    "thing_unseen",
+    "thing_absent",
+    "plan_missing",
+    "beyond_stated",
+)
 
 
 class UnknownKeyError(GatebotError, LookupError):

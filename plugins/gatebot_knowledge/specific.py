@@ -228,6 +228,15 @@ def asked_plan(question: str) -> str | None:
     return None
 
 
+#: A second question joined to the first ("is there a trial for Pipelines, and can it build our
+#: Dockerfiles?"): the best passage may answer the other one, so the thing's absence from it
+#: says nothing.
+_MORE_QUESTIONS = re.compile(
+    r"\?\s*\S.*\?|\b(?:and|also|plus)\s+(?:can|could|does|do|is|are|will|how|what|where)\b",
+    re.IGNORECASE,
+)
+
+
 def asked_thing(question: str) -> list[str]:
     """The stems of the thing an existence question asks about ("is there a mobile app":
     ``["mobil", "app"]``), without words that name no thing; empty for other questions."""
@@ -332,6 +341,8 @@ class Specific:
             return {"action_unseen": 1.0}
         if self.asked == "thing":
             return {"thing_unseen": 1.0}
+        if self.asked == "thing-absent":
+            return {"thing_absent": 1.0}
         if self.asked == "plan":
             return {"plan_missing": 1.0}
         if self.asked == "beyond":
@@ -348,6 +359,8 @@ class Specific:
             return p, ""
         if self.asked in ("action", "thing"):  # evidence against, not proof: logit lowered
             return _moved(p, -ACTION_PENALTY), f"+{self.asked}-unseen"
+        if self.asked == "thing-absent":
+            return _moved(p, -ACTION_PENALTY), "+thing-absent"
         if self.asked == "plan":
             return min(p, MISSING_AT), "+plan-missing"
         if self.asked == "beyond":
@@ -368,7 +381,7 @@ def _moved(p: float, by: float) -> float:
 def adjusted(p: float, values: dict[str, float]) -> float:
     """P(answerable) after the check, from the features :meth:`Specific.features` recorded
     (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
-    if values.get("action_unseen") or values.get("thing_unseen"):
+    if values.get("action_unseen") or values.get("thing_unseen") or values.get("thing_absent"):
         return Specific("action", False, []).adjust(p)[0]
     if values.get("plan_missing") or values.get("beyond_stated"):
         return Specific("plan", False, []).adjust(p)[0]
@@ -421,6 +434,14 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         thing = asked_thing(query)
         if thing and not any(w in vocab for w in thing):
             return Specific("thing", False, thing)
+        if (
+            thing
+            and not _MORE_QUESTIONS.search(query)
+            and not set(thing) & set(tokenize(passage.lexical))
+        ):
+            # The pack names the thing, the best passage does not: "is there a trial for Acme
+            # Status too" drawn to the pricing entry by "Acme".
+            return Specific("thing-absent", False, thing)
         return Specific(None, False, [])
     counts = counted(query) if asked == "count" else None
     held = holds_value(asked, f"{passage.title}. {passage.text}", counts)
