@@ -96,7 +96,8 @@ class ExampleIndex:
         intent_of: dict[str, str] = {}
         for line, intent_name in pack.intent_lines():
             intent_of.setdefault(line, intent_name)
-        person = next((i.name for i in pack.intents if i.move == "handoff"), None)
+        handoff = pack.handoff_intent()
+        person = handoff.name if handoff is not None else None
         if person is not None:
             for line in pack.move_examples.get("handoff", []):
                 intent_of.setdefault(line, person)

@@ -168,6 +168,14 @@ class Pack:
     def intent(self, name: str) -> Intent | None:
         return next((i for i in self.intents if i.name == name), None)
 
+    def handoff_intent(self) -> Intent | None:
+        """The intent that asks for a person (the first whose move is ``handoff``), if any."""
+        return next((i for i in self.intents if i.move == "handoff"), None)
+
+    def flow_intents(self) -> set[str]:
+        """Every intent a flow's trigger names: a request the pack has a procedure for."""
+        return {i for f in self.flows.values() for i in f.trigger.intents}
+
     def flow_examples(self) -> list[tuple[str, str]]:
         """(line, intent) for every flow's declared examples: each is a line of the flow's
         intent (its first trigger intent), so the intent head learns how customers start it."""

@@ -555,12 +555,12 @@ class Agent:
         procedure asked for: "I want a refund, have someone call me" starts the refund, whose
         hand-off is the flow's to make). A question the head reads ("get someone from your sales
         team to contact me about volume pricing": pricing) is no reason to answer instead."""
-        handoff = next((i for i in self.pack.intents if i.move == "handoff"), None)
+        handoff = self.pack.handoff_intent()
         acting = self.pack.intent(intent_read["answer"] or "")
         if handoff is None or (
             intent_read["outcome"] == "act"
             and acting is not None
-            and (acting.move == "handoff" or acting.name in self._flow_intents())
+            and (acting.move == "handoff" or acting.name in self.pack.flow_intents())
         ):
             return intent_read
         read = gates.read(
@@ -578,9 +578,6 @@ class Agent:
             "outcome": intent_read["outcome"],
         }
         return read
-
-    def _flow_intents(self) -> set[str]:
-        return {i for f in self.pack.flows.values() for i in f.trigger.intents}
 
     async def _read_heads(self, text: str, state: ConversationState) -> tuple[Read, Read]:
         options = state.pop("clarify_options", None)

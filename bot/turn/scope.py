@@ -200,8 +200,7 @@ class ScopeCheck:
             return False
         kept = set(rule.removeprefix("declared:").split(","))
         products = {p.key for p in self.pack.products}
-        acting = {i for f in self.pack.flows.values() for i in f.trigger.intents}
-        return not (products | acting) & kept
+        return not (products | self.pack.flow_intents()) & kept
 
     async def _weigh_topic_words(self, text: str, scope: Scope) -> Scope:
         """A topic word alone ("help", "buy", "good morning") keeps a message unless it sits
