@@ -67,6 +67,15 @@ class Vectors:
             np.maximum.at(scores, self.asked_row, self.asked @ qvec)
         return scores if rows is None else scores[rows]
 
+    def asked_scores(self, qvec: np.ndarray, questions: np.ndarray) -> np.ndarray:
+        """Each passage's best cosine among the ways it is asked: its asked questions, and its
+        title where ``questions`` (a mask over passages) says the title is a question (an FAQ
+        entry's). -1 for a passage asked no way."""
+        scores = np.where(questions, (self.titles @ qvec)[self.title_row], -1.0)
+        if self.asked is not None and self.asked_row is not None and len(self.asked_row):
+            np.maximum.at(scores, self.asked_row, self.asked @ qvec)
+        return scores
+
     def subset(self, keep: list[int]) -> Vectors:
         """The vectors of the passages at ``keep``, in that order (their asked questions too)."""
         asked, asked_row = self.asked, self.asked_row
@@ -91,6 +100,9 @@ class KnowledgeIndex:
         # ``lexical``: BM25 built earlier over these same passages (read back from the store).
         self.lexical = lexical or Bm25Index([p.lexical for p in passages])
         self.vectors = vectors
+        # Which passages' titles are questions (FAQ entries'): a document's title is no way it
+        # is asked (see Vectors.asked_scores).
+        self.faq_rows = np.array([p.kind == "faq" for p in passages], dtype=bool)
         self.w_joint, self.w_bm25 = W_JOINT, W_BM25  # per index, so tuning can try others
         self._surfaces: dict[str, str] = {}  # a stem's surface word, for spelled()
         self._plain: KnowledgeIndex | None = None  # see without_asked()

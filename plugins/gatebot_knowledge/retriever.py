@@ -653,16 +653,18 @@ def _asked_match(index: KnowledgeIndex, qvec: np.ndarray, evidence: Evidence) ->
     """Raise ``evidence``'s P(answerable) when a way the pack says the best passage is asked sits
     close to the message ("how do i make my deploy job wait for the tests job to finish first?"
     against the jobs section's "How do I make one job wait for another?"), nearer than any other
-    passage's title or asked question, and the question asks for no value the passage lacks. The
+    passage's ways of being asked, and the question asks for no value the passage lacks. The
     answerability head reads the passage's own words, which customers seldom use; the pack's
     asked questions are how they ask. Called only when no rule spoke against the message."""
     f = evidence.features
     if not evidence.facts or (f.get("asks_value") and not f.get("holds_value")):
         return
     row = index.by_key.get(evidence.facts[0].key)
-    scores = _asked_scores(index, qvec)
-    if row is None or scores is None:
+    if row is None or index.vectors is None:
         return
+    # Not a document's title: "Acme Pipelines overview: Pipelines" sits close to anything naming
+    # the product ("Acme Pipelines how much is it?").
+    scores = index.vectors.asked_scores(qvec, index.faq_rows)
     cosine = float(scores[row])
     if cosine < ASKED_MATCH_AT or int(np.argmax(scores)) != row:
         return
@@ -672,21 +674,6 @@ def _asked_match(index: KnowledgeIndex, qvec: np.ndarray, evidence: Evidence) ->
     if confidence > evidence.p_answerable:
         evidence.p_answerable = confidence
         evidence.version += "+asked-match"
-
-
-def _asked_scores(index: KnowledgeIndex, qvec: np.ndarray) -> np.ndarray | None:
-    """Each passage's best cosine to the message among the ways it is asked: its asked questions
-    and, for an FAQ entry, its question. Not a document's title: "Acme Pipelines overview:
-    Pipelines" sits close to anything naming the product ("Acme Pipelines how much is it?")."""
-    v = index.vectors
-    if v is None:
-        return None
-    scores = np.full(len(index.passages), -1.0)
-    faq = np.array([p.kind == "faq" for p in index.passages])
-    scores[faq] = (v.titles @ qvec)[v.title_row][faq]
-    if v.asked is not None and v.asked_row is not None and len(v.asked_row):
-        np.maximum.at(scores, v.asked_row, v.asked @ qvec)
-    return scores
 
 
 def _lead(facts: list[Fact]) -> float:
