@@ -78,7 +78,6 @@ ENCODERS: dict[str, Callable[[list[str]], np.ndarray]] = {
     "minilm": minilm,
     "use": use,
     "both": both,
-    "st": lambda texts: np.zeros((0, 0)),  # replaced by --encoder-path's model in main()
 }
 
 
@@ -303,7 +302,7 @@ def main() -> None:
     parser.add_argument("--gate", type=float, default=0.9)
     parser.add_argument("--target", type=float, default=0.03, help="hidden lines acting at most")
     parser.add_argument("--only", default="", help="comma-separated score names")
-    parser.add_argument("--encoder", choices=sorted(ENCODERS), default="minilm")
+    parser.add_argument("--encoder", choices=[*sorted(ENCODERS), "st"], default="minilm")
     parser.add_argument(
         "--encoder-path", type=Path, help="a sentence-transformers model folder (--encoder st)"
     )

@@ -208,12 +208,11 @@ def unseen_names(
 def cognate(word: str, known: dict[str, int]) -> bool:
     """Whether ``word``, from a question in another language, is a pack word as that language
     writes it: the same stem begun ("Europa" for the pack's "Europe", stem "europ") or the same
-    letters of a short acronym in another order ("UE" for "EU") or with one letter more ("USA" for
-    "US"). A place or body named in the
-    customer's language is not a thing the pack never says."""
+    letters of a short acronym in another order ("UE" for "EU") or with one letter more ("EUA" for
+    "EU"). A place or body named in the customer's language is not a thing the pack never says."""
     w = word.lower()
     if len(w) <= 3 and w.isalpha():
-        # "UE" for "EU"; "USA" for "US" (one letter more, the pack's acronym begun).
+        # "UE" for "EU"; "EUA" for "EU" (one letter more, the pack's acronym begun).
         return any(
             (len(k) == len(w) and sorted(k) == sorted(w))
             or (len(k) == len(w) - 1 and w.startswith(k))
