@@ -56,6 +56,12 @@ def test_typos_are_read_as_the_words_they_misspell(pack: Pack) -> None:
     assert one_typo_apart("slakc", "slack") and one_typo_apart("monitr", "monitor")
     assert not one_typo_apart("xmonitor", "monitor") and not one_typo_apart("slack", "slack")
     assert respell("is there a fre trail", frozenset({"trial"})) == "is there a fre trial"
+    # A word English knows is a word the pack does not say, not a typo of one it does...
+    assert lexical.corrections("which country is our data stored in?") == {}
+    assert lexical.corrections("can a feature branch reuse the cache?") == {}
+    assert lexical.corrections("can our status page use a custom domain?") == {}
+    # ...unless it is the pack's word with two neighbouring letters swapped.
+    assert lexical.corrections("is there a fre trail") == {"trail": "trial"}
 
 
 def test_knowledge_search_finds_the_entry_a_typo_asks(pack: Pack) -> None:

@@ -16,7 +16,9 @@ Typos: a query word the corpus never uses is read as the corpus word it most lik
 same first letter, at least :data:`TYPO_MIN_LETTERS` letters, and a rapidfuzz similarity of at
 least :data:`TYPO_RATIO` ("pricng" reads as "pricing", "monitr" as "monitor"). Shorter words are
 left alone: "long" is one edit from "log" and "last" from "least", and a four-letter word is as
-likely a real word the corpus lacks as a typo.
+likely a real word the corpus lacks as a typo. So is a word English knows, however long
+(:mod:`.dictionary`: "country" is no typo of "count", nor "reuse" of "reset"), unless it is the
+corpus word with two neighbouring letters swapped ("trail" for "trial").
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from bot.text import STOPWORDS
+from gatebot_knowledge.dictionary import is_english
 
 #: Names the tokenizer and BM25 parameters: saved arrays made by another are rebuilt, not reused.
 TOKENIZER = "words-stopwords-stem1/lucene-k1.5-b0.75"
@@ -85,10 +88,29 @@ QUERY_STOPWORDS = frozenset(
     " youre".split()
 )
 CHAT_STEMS = frozenset(stem(w) for w in CHAT_WORDS)
+#: "what about SMS?" asks about SMS: the "about" of a follow-up is no word of the question (as a
+#: query stop word everywhere it cost one false answer on stackfaq-dev's held-out questions).
+_WHAT_ABOUT = re.compile(r"\b(what|how)\s+about\b", re.IGNORECASE)
 
 
 def tokenize(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def _shared_start(a: str, b: str) -> int:
+    """How many letters ``a`` and ``b`` begin with alike."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _swapped(a: str, b: str) -> bool:
+    """Whether ``a`` is ``b`` with two neighbouring letters swapped."""
+    if len(a) != len(b) or a == b:
+        return False
+    at = [i for i in range(len(a)) if a[i] != b[i]]
+    return len(at) == 2 and at[1] == at[0] + 1 and a[at[0]] == b[at[1]] and a[at[1]] == b[at[0]]
 
 
 class Bm25Arrays(NamedTuple):
@@ -173,7 +195,7 @@ class Bm25Index:
         return list(
             dict.fromkeys(
                 t
-                for t in tokenize(query)
+                for t in tokenize(_WHAT_ABOUT.sub(r"\1", query))
                 if t not in QUERY_STOPWORDS and (t not in CHAT_STEMS or t in self.vocab)
             )
         )
@@ -191,7 +213,9 @@ class Bm25Index:
             if term in CHAT_STEMS:  # a chat word the corpus lacks is no typo of one it has
                 continue
             fix = self._nearest(word)
-            if fix is not None:
+            # Spelled right, a word is one the pack does not say (.dictionary), unless it is
+            # the pack's word with two letters swapped, the commonest slip ("trail", "trial").
+            if fix is not None and (not is_english(word) or _swapped(term, fix)):
                 out[term] = fix
         return out
 
@@ -203,12 +227,19 @@ class Bm25Index:
                 self._by_letter = defaultdict(list)
                 for term in self.vocab:
                     self._by_letter[term[:1]].append(term)
-            found = process.extractOne(
-                word, self._by_letter.get(word[:1], []), scorer=fuzz.ratio, score_cutoff=TYPO_RATIO
+            found = process.extract(
+                word,
+                self._by_letter.get(word[:1], []),
+                scorer=fuzz.ratio,
+                score_cutoff=TYPO_RATIO,
+                limit=5,
             )
+            # Ties go to the word sharing the longest beginning: "pricng" is as near "pric(e)"
+            # as "ping(s)" by the ratio, and a slip is likelier late in a word than early.
+            best = max(found, key=lambda f: (f[1], _shared_start(word, f[0])), default=None)
             if len(self._typo_cache) > 10_000:
                 self._typo_cache.clear()
-            self._typo_cache[word] = found[0] if found else None
+            self._typo_cache[word] = best[0] if best else None
         return self._typo_cache[word]
 
     def scores(self, query: str) -> np.ndarray:
