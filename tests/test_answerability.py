@@ -299,6 +299,12 @@ def test_the_value_a_question_asks_for_and_whether_a_passage_holds_it() -> None:
     assert holds_value("duration", "Every product has a 14-day free trial")
     assert holds_value("duration", "The reset link is valid for one hour.")
     assert not holds_value("duration", "Logs are kept until you delete them.")
+    # How long is not how often: "every minute" says how often a check runs, not for how long
+    # anything is kept, and "kept for 30 days" says nothing of how often.
+    checks = "Acme Monitor checks your websites from twelve locations, every minute."
+    assert asked_value("how often do you check our site") == "frequency"
+    assert holds_value("frequency", checks) and not holds_value("duration", checks)
+    assert not holds_value("frequency", "Logs are kept for 30 days.")
     assert holds_value("count", "checks from twelve locations")
     assert holds_value("count", "their role: owner, admin, member or viewer")
     # A length of time is not a count, nor is "one" as a pronoun.

@@ -165,6 +165,18 @@ async def test_an_action_the_pack_never_names_is_not_asserted(client: TestClient
     assert "+action-unseen" in read["version"]
 
 
+async def test_an_action_only_another_passages_asked_question_names_is_unseen(
+    client: TestClient,
+) -> None:
+    # "move" is in an asked question of the alerts section ("Can an unanswered alert move on to
+    # my backup?"), which vouches for no action of the data-location entry.
+    body = await _turns(
+        client, "We created our workspace in the US region by mistake. Can you move it to the EU?"
+    )
+    assert _cited(body) == []
+    assert "+action-unseen" in _check(body)["version"]
+
+
 def test_the_thing_an_existence_question_asks_about_is_read() -> None:
     from gatebot_knowledge.specific import asked_thing
 

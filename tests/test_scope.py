@@ -468,4 +468,6 @@ async def test_no_in_scope_look_alike_is_declined_by_the_edge_rule(pack: Any) ->
     rules = [(await check.check(t, {"values": {}}))["rule"] for t in texts]
     assert len(texts) == 80
     assert not [(t, r) for t, r in zip(texts, rules, strict=True) if r.startswith("domain:edge,")]
-    assert sum(r == "domain:edge" for r in rules) >= 15  # the band is tested, not missed
+    # The band is tested, not missed: 14 of them sit in it (more asked questions in the pack
+    # bring others inside; at least 15 did before the third round of them).
+    assert sum(r == "domain:edge" for r in rules) >= 12

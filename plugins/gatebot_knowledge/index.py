@@ -88,6 +88,10 @@ class Vectors:
         return Vectors(self.joint[keep], self.titles, title_row, asked, asked_row)
 
 
+#: Above this many passages, ``KnowledgeIndex.said`` is BM25's vocabulary as it stands.
+SAID_MAX_PASSAGES = 5000
+
+
 class KnowledgeIndex:
     def __init__(
         self,
@@ -106,8 +110,29 @@ class KnowledgeIndex:
         self.w_joint, self.w_bm25 = W_JOINT, W_BM25  # per index, so tuning can try others
         self._surfaces: dict[str, str] = {}  # a stem's surface word, for spelled()
         self._plain: KnowledgeIndex | None = None  # see without_asked()
+        self._said: dict[str, int] | None = None  # see said
         if vectors is not None and len(vectors.joint) != len(passages):
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
+
+    @property
+    def said(self) -> dict[str, int]:
+        """The words (stems) the passages say, each with the number of passages saying it: BM25's
+        vocabulary less the words only the pack's ``asked`` questions use. The checks of what
+        the pack does not say (a name, a thing, an action it never mentions; see .specific and
+        .packfit) read this: an asked question is how customers word a question, not a fact,
+        and a word of theirs ("history" in "which menu has our billing history?") is no sign
+        the pack says anything about it. A corpus of more than :data:`SAID_MAX_PASSAGES`
+        passages keeps BM25's vocabulary (tokenizing it all again would cost seconds)."""
+        if self._said is None:
+            if not any(p.asked for p in self.passages) or len(self.passages) > SAID_MAX_PASSAGES:
+                self._said = dict.fromkeys(self.lexical.vocab, 1)
+            else:
+                counts: dict[str, int] = {}
+                for p in self.passages:
+                    for term in set(tokenize(p.said)):
+                        counts[term] = counts.get(term, 0) + 1
+                self._said = counts
+        return self._said
 
     def spelled(self, query: str) -> str:
         """``query`` with chat shorthand written out (:mod:`.shorthand`: "PRs" -> "pull

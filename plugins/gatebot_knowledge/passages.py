@@ -61,6 +61,12 @@ class Passage:
         return text_hash(self.title)
 
     @property
+    def said(self) -> str:
+        """What the passage says: its title, text and keywords, without the ways it is asked
+        (customers' words, which no fact states: see ``KnowledgeIndex.said``)."""
+        return f"{self.title} {self.text} {' '.join(self.keywords)}"
+
+    @property
     def lexical(self) -> str:
         """What BM25 reads. The title twice: a title word says more than a body word."""
         return f"{self.title} {self.title} {self.text} {' '.join(self.keywords + self.asked)}"

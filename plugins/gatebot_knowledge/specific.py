@@ -9,8 +9,9 @@ holds one:
 
 - ``count`` ("how many", "what is the maximum / limit / number of ..."): a number (digits or a
   number word, "twelve") that is not a length of time, or "unlimited";
-- ``duration`` ("how long", "how soon", "how often", "how far back", "how many days"): a number
-  followed by a unit of time ("14-day", "30 days", "one hour"), or "every minute".
+- ``duration`` ("how long", "how soon", "how far back", "how many days"): a number followed by a
+  unit of time ("14-day", "30 days", "one hour");
+- ``frequency`` ("how often"): "every minute", "daily", "three times".
 
 A count may also be a list that can be counted ("owner, admin, member or viewer"). A count question
 that names what it counts ("how many websites", "the number of seats") is held only by a number of
@@ -91,7 +92,17 @@ _COUNT = r"(?:\d+(?:[.,]\d+)?|" + "|".join(w for w in _NUMBER_WORDS if w != "one
 _ANY_NUMBER = re.compile(rf"\b{_COUNT}\b|\bunlimited\b|\bno limit\b", re.IGNORECASE)
 _LIST = re.compile(r"\w+, [\w ]+, [\w ,]*\b(?:and|or) \w+")
 _DURATION_ASKED = re.compile(
-    rf"\bhow\s+(?:long|soon|often|quickly|far\s+back)\b|\bhow\s+many\s+{_UNITS}\b", re.IGNORECASE
+    rf"\bhow\s+(?:long|soon|quickly|far\s+back)\b|\bhow\s+many\s+{_UNITS}\b", re.IGNORECASE
+)
+_FREQUENCY_ASKED = re.compile(r"\bhow\s+(?:often|frequently)\b", re.IGNORECASE)
+#: How long (a length of time: "30 days", "14-day", not "every minute") and how often ("every
+#: minute", "daily"): "how long is uptime history kept" is not answered by "checks ... every
+#: minute", nor "how often do you check" by "kept for 30 days".
+_LENGTH_HELD = re.compile(rf"(?<!every )\b{_NUMBER}[\s-]*{_UNITS}\b", re.IGNORECASE)
+_FREQUENCY_HELD = re.compile(
+    rf"\bevery\s+(?:{_NUMBER}\s+)?{_UNITS}\b|\b(?:hourly|daily|weekly|monthly|yearly|annually)\b"
+    rf"|\b{_NUMBER}\s+times\b",
+    re.IGNORECASE,
 )
 _COUNT_ASKED = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _LIMIT_ASKED = re.compile(
@@ -204,7 +215,7 @@ def beyond_stated(question: str, text: str) -> bool:
     same thing: "longer than 30 days" against "kept for 30 days"), or past or around the figure
     without naming it ("longer than the default", "configurable") where ``text`` states one."""
     if _BEYOND_DEFAULT.search(question) and (
-        holds_value("duration", text) or holds_value("count", text)
+        _DURATION_HELD.search(text) is not None or holds_value("count", text)
     ):
         return True
     for found in _BEYOND.finditer(question):
@@ -290,13 +301,16 @@ def asked_action(question: str) -> str | None:
 
 
 def asked_value(question: str) -> str | None:
-    """``"duration"``, ``"count"`` or None: the kind of value ``question`` asks for. A question
+    """``"duration"``, ``"frequency"``, ``"count"`` or None: the kind of value ``question`` asks
+    for. A question
     about where or how to find a value asks for a place or a way, not the value ("where can I
     see how long my route is")."""
     if _FIND_OUT.search(question):
         return None
     if _DURATION_ASKED.search(question):
         return "duration"
+    if _FREQUENCY_ASKED.search(question):
+        return "frequency"
     if _COUNT_ASKED.search(question) or _LIMIT_ASKED.search(question):
         return "count"
     return None
@@ -313,7 +327,9 @@ def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
     """Whether ``text`` holds a value of ``kind``; for a count of ``counts`` (a stem), a number
     of that thing ("twelve locations" holds how many locations, not how many websites)."""
     if kind == "duration":
-        return _DURATION_HELD.search(text) is not None
+        return _LENGTH_HELD.search(text) is not None
+    if kind == "frequency":
+        return _FREQUENCY_HELD.search(text) is not None
     # A count: any number that is not a length of time ("seven days" says how long, not how
     # many), or a list that can be counted ("owner, admin, member or viewer").
     rest = _DURATION_HELD.sub(" ", text)
@@ -428,11 +444,19 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
     asked = asked_value(query)
     if asked is None:
         action = asked_action(query)
-        vocab = index.lexical.vocab
-        if action is not None and not action_named(action, vocab.__contains__):
+        # What the pack says, and how this passage is asked: another passage's asked question
+        # ("can an unanswered alert move on to my backup?") vouches for no action of this one
+        # ("can you move our workspace to the EU?" against the data-location entry).
+        own = set(tokenize(" ".join(passage.asked)))
+        said = index.said
+
+        def vocab(word: str) -> bool:
+            return word in said or word in own
+
+        if action is not None and not action_named(action, vocab):
             return Specific("action", False, [action])
         thing = asked_thing(query)
-        if thing and not any(w in vocab for w in thing):
+        if thing and not any(vocab(w) for w in thing):
             return Specific("thing", False, thing)
         if (
             thing
