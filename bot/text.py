@@ -271,7 +271,10 @@ _SHOWN = re.compile(
     r"|\b(?:schedule|book|set up|setup|arrange|organi[sz]e|hop on|jump on)\s+(?:us\s+(?:in\s+)?"
     r"(?:for\s+)?)?(?:a|an|some)\s+(?:quick\s+|short\s+|live\s+|guided\s+)?(?:call|meeting"
     r"|session|tour|walkthrough|walk-through|screen[- ]?share|presentation)\b"
-    r"|\b(?:guided|live)\s+(?:tour|walkthrough|walk-through|session)\b|\bscreen[- ]?share\b",
+    r"|\b(?:guided|live)\s+(?:tour|walkthrough|walk-through|session)\b|\bscreen[- ]?share\b"
+    # "do a Zoom session showing Pipelines", "a call to walk us through it"
+    r"|\ban?\s+(?:\w+\s+)?(?:call|meeting|session)\s+"
+    r"(?:showing|demoing|presenting|to\s+(?:show|demo|present|walk))\b",
     re.IGNORECASE,
 )
 

@@ -32,6 +32,9 @@ def test_a_name_the_pack_never_says_is_found() -> None:
     assert unseen_names(KNOWN, "do you integrate with bitbucket?") == ["bitbucket"]
     assert unseen_names(KNOWN, "is Acme HIPAA compliant?") == ["Acme", "HIPAA"]
     assert unseen_names(KNOWN, "can monitor alert status.example.com") == ["status.example.com"]
+    # A domain is read without its top level, and is no compound of a word the pack uses.
+    assert unseen_names(KNOWN, "can monitor alert monitor.io") == []
+    assert unseen_names(KNOWN, "can monitor alert monitor.example.com") == ["monitor.example.com"]
     # A capital at a sentence's start, a word the pack uses, or one it declares is no name.
     assert unseen_names(KNOWN, "Hello! Can monitor alert us?") == []
     assert unseen_names(KNOWN, "we use SAML for sign-in") == []

@@ -274,7 +274,11 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
         return False  # a confident other intent: never a flow on a shared word
     intent = pack.intent(flow.trigger.intent or "")
     shared = intent is not None and intent.outcome is not None
-    own_words = (s.worded and not s.elsewhere) or s.near or bool(s.across) or s.change is not None
+    # Near a flow's example is a closeness, no more: it does not outweigh a head leaning to
+    # another intent ("we are 12 devs on gitlab.com - can pipelines hook into our repos?" sits
+    # near "could your sales engineer demo pipelines for our developers").
+    near = s.near and not s.elsewhere
+    own_words = (s.worded and not s.elsewhere) or near or bool(s.across) or s.change is not None
     own_words = own_words or s.shown
     if shared:
         return (own_words or s.leans) and (s.intent or confident is None)

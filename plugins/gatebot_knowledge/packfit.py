@@ -182,9 +182,12 @@ def unseen_names(
 
     def unseen(word: str) -> bool:
         ignored = CHAT_STEMS | QUERY_STOPWORDS
-        stems = tokenize(word)
+        # A domain is read without its top level: "gitlab.com" is GitLab, which the pack says;
+        # "status.ourcompany.com" names what it never does (no compound of "status", below).
+        domain = "." in word.strip(".")
+        stems = tokenize(word.rsplit(".", 1)[0] if domain else word)
         if any(s not in known and s not in declared and s not in ignored for s in stems):
-            return not _compound_of_known(word.lower(), known)
+            return domain or not _compound_of_known(word.lower(), known)
         return False
 
     names: list[str] = []
