@@ -107,10 +107,12 @@ _REQUEST = re.compile(
     re.IGNORECASE,
 )
 #: Saying what one wants or needs is a request only in a message that asks no question: "I want
-#: to change the number of users to 25" is one; in "I need everyone to use 2FA, can I enforce
-#: that?" the want is the question's context. Wanting to know is a question.
+#: to change the number of users to 25" is one, and so is "we're onboarding 5 engineers and need
+#: room for them on our plan"; in "I need everyone to use 2FA, can I enforce that?" the want is
+#: the question's context. Wanting to know is a question.
 _WANTS = re.compile(
-    r"\b(?:i|we) (?:want|need)\b(?! to (?:know|understand|learn|find out|check|ask|confirm))",
+    r"\b(?:(?:i|we) (?:also |really |just |still )?|(?:i|we)\b[^.?!,]{0,60}\band )(?:want|need)\b"
+    r"(?! to (?:know|understand|learn|find out|check|ask|confirm))",
     re.IGNORECASE,
 )
 
@@ -158,10 +160,11 @@ _SELF_SERVE = re.compile(
     re.IGNORECASE,
 )
 #: Telling of a refund, a demo or seats that already happened ("I got my refund last week,
-#: thanks!", "the demo you guys gave us on tuesday was great", "the extra seats we requested are
+#: thanks!", "just finished the demo with your sales guy", "the demo you guys gave us on tuesday
+#: was great", "the extra seats we requested are
 #: showing up now"): nothing to start.
 _ALREADY_DONE = re.compile(
-    r"\b(?:got|received|had|attended|enjoyed)\s+(?:my|our|the|a|your)\s+"
+    r"\b(?:got|received|had|attended|enjoyed|finished|completed)\s+(?:my|our|the|a|your)\s+"
     r"(?:refund|demo|walkthrough|money back)\b"
     r"|\b(?:refund|demo|walkthrough|call)\s+(?:you|your team|your folks)\s+(?:guys\s+)?"
     r"(?:gave|did|ran|issued|sent|held)\b"
@@ -235,7 +238,11 @@ _ASKS_PERSON = re.compile(
     r"|support|sales|the)\b"
     # "are there any actual engineers on this chat?"
     r"|\b(?:are|is)\s+there\s+(?:any\s+|an?\s+)?(?:actual|real|live)\s+(?:people|persons?|humans?"
-    r"|engineers?|agents?|staff)\b",
+    r"|engineers?|agents?|staff)\b"
+    # "is anyone from acme actually there??": whether a person is there at all, not a greeting
+    # ("hey, anyone around?")
+    r"|\b(?:is|are)\s+(?:there\s+)?(?:anyone|anybody|someone|somebody)\s+(?:(?:from|at|on)\s+"
+    r"(?:\w+\s+){1,2})?(?:actually|really|even)\s+(?:there|here|around|reading|listening)\b",
     re.IGNORECASE,
 )
 #: ...unless it says it needs none: "no need to talk to a person", "don't call me".

@@ -36,3 +36,22 @@ async def test_a_zoom_session_showing_the_product_starts_the_guided_demo(
     )
     flow = body["turn"]["flow"]
     assert flow and flow["name"] == "demo" and flow["started_by"].get("shown")
+
+
+def test_what_the_round_reads_in_words() -> None:
+    from bot.text import asks_for_person, asks_to_act, tells_done
+
+    assert asks_for_person("been going in circles for 20 min, is anyone from acme actually there??")
+    assert asks_for_person("is anybody even reading this?")
+    assert not asks_for_person("hey, anyone around?")  # a greeting
+    assert tells_done("Just finished the demo with your sales guy, it was really helpful, thanks!")
+    assert asks_to_act("We're onboarding 5 new engineers next week and need room for them.")
+    assert not asks_to_act("we are a team of 12 and need SSO, which plan?")
+
+
+async def test_new_hires_needing_room_on_the_plan_start_the_seat_flow(client: TestClient) -> None:
+    body = await _say(
+        client, "We're onboarding 5 new engineers next week and need room for them on our plan."
+    )
+    flow = body["turn"]["flow"]
+    assert flow and flow["name"] == "add_seats"
