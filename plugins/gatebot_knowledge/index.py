@@ -110,28 +110,24 @@ class KnowledgeIndex:
         self.w_joint, self.w_bm25 = W_JOINT, W_BM25  # per index, so tuning can try others
         self._surfaces: dict[str, str] = {}  # a stem's surface word, for spelled()
         self._plain: KnowledgeIndex | None = None  # see without_asked()
-        self._said: dict[str, int] | None = None  # see said
+        self._said: frozenset[str] | None = None  # see said
         if vectors is not None and len(vectors.joint) != len(passages):
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
 
     @property
-    def said(self) -> dict[str, int]:
-        """The words (stems) the passages say, each with the number of passages saying it: BM25's
-        vocabulary less the words only the pack's ``asked`` questions use. The checks of what
-        the pack does not say (a name, a thing, an action it never mentions; see .specific and
-        .packfit) read this: an asked question is how customers word a question, not a fact,
-        and a word of theirs ("history" in "which menu has our billing history?") is no sign
-        the pack says anything about it. A corpus of more than :data:`SAID_MAX_PASSAGES`
-        passages keeps BM25's vocabulary (tokenizing it all again would cost seconds)."""
+    def said(self) -> frozenset[str]:
+        """The words (stems) the passages say: BM25's vocabulary less the words only the pack's
+        ``asked`` questions use. The checks of an action or a thing the pack never names
+        (.specific) read this, with the best passage's own asked words: an asked question is
+        how customers word a question, not a fact, and one passage's ("can an unanswered alert
+        move on to my backup?") says nothing of another. A corpus of more than
+        :data:`SAID_MAX_PASSAGES` passages keeps BM25's vocabulary (tokenizing it all again
+        would cost seconds)."""
         if self._said is None:
             if not any(p.asked for p in self.passages) or len(self.passages) > SAID_MAX_PASSAGES:
-                self._said = dict.fromkeys(self.lexical.vocab, 1)
+                self._said = frozenset(self.lexical.vocab)
             else:
-                counts: dict[str, int] = {}
-                for p in self.passages:
-                    for term in set(tokenize(p.said)):
-                        counts[term] = counts.get(term, 0) + 1
-                self._said = counts
+                self._said = frozenset(t for p in self.passages for t in tokenize(p.said))
         return self._said
 
     def spelled(self, query: str) -> str:

@@ -82,11 +82,11 @@ _NUMBER_WORDS = (
     " million dozen"
 ).split()
 _NUMBER = r"(?:\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
-_DURATION_HELD = re.compile(
-    rf"\b(?:{_NUMBER}[\s-]*{_UNITS}\b|every\s+(?:{_NUMBER}\s+)?{_UNITS}\b|"
-    r"(?:hourly|daily|weekly|monthly|yearly|annually)\b)",
-    re.IGNORECASE,
-)
+#: A length of time ("30 days", "14-day") and a period ("every minute", "daily"): either is a time,
+#: not a count.
+_LENGTH = rf"{_NUMBER}[\s-]*{_UNITS}\b"
+_PERIOD = rf"every\s+(?:{_NUMBER}\s+)?{_UNITS}\b|(?:hourly|daily|weekly|monthly|yearly|annually)\b"
+_DURATION_HELD = re.compile(rf"\b(?:{_LENGTH}|{_PERIOD})", re.IGNORECASE)
 #: A count: "one" is left out, being as often a pronoun ("unless one names another").
 _COUNT = r"(?:\d+(?:[.,]\d+)?|" + "|".join(w for w in _NUMBER_WORDS if w != "one") + r")"
 _ANY_NUMBER = re.compile(rf"\b{_COUNT}\b|\bunlimited\b|\bno limit\b", re.IGNORECASE)
@@ -98,12 +98,8 @@ _FREQUENCY_ASKED = re.compile(r"\bhow\s+(?:often|frequently)\b", re.IGNORECASE)
 #: How long (a length of time: "30 days", "14-day", not "every minute") and how often ("every
 #: minute", "daily"): "how long is uptime history kept" is not answered by "checks ... every
 #: minute", nor "how often do you check" by "kept for 30 days".
-_LENGTH_HELD = re.compile(rf"(?<!every )\b{_NUMBER}[\s-]*{_UNITS}\b", re.IGNORECASE)
-_FREQUENCY_HELD = re.compile(
-    rf"\bevery\s+(?:{_NUMBER}\s+)?{_UNITS}\b|\b(?:hourly|daily|weekly|monthly|yearly|annually)\b"
-    rf"|\b{_NUMBER}\s+times\b",
-    re.IGNORECASE,
-)
+_LENGTH_HELD = re.compile(rf"(?<!every )\b{_LENGTH}", re.IGNORECASE)
+_FREQUENCY_HELD = re.compile(rf"\b(?:{_PERIOD}|{_NUMBER}\s+times\b)", re.IGNORECASE)
 _COUNT_ASKED = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _LIMIT_ASKED = re.compile(
     r"^\s*(?:what|whats|what's|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits"
@@ -447,16 +443,12 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         # What the pack says, and how this passage is asked: another passage's asked question
         # ("can an unanswered alert move on to my backup?") vouches for no action of this one
         # ("can you move our workspace to the EU?" against the data-location entry).
-        own = set(tokenize(" ".join(passage.asked)))
-        said = index.said
-
-        def vocab(word: str) -> bool:
-            return word in said or word in own
-
-        if action is not None and not action_named(action, vocab):
-            return Specific("action", False, [action])
         thing = asked_thing(query)
-        if thing and not any(vocab(w) for w in thing):
+        if action is not None or thing:  # the passage's own asked words, only when read
+            own = index.said | set(tokenize(" ".join(passage.asked)))
+        if action is not None and not action_named(action, own.__contains__):
+            return Specific("action", False, [action])
+        if thing and not any(w in own for w in thing):
             return Specific("thing", False, thing)
         if (
             thing
