@@ -84,6 +84,8 @@ _NAMED_SENT = re.compile(
 _NAMED_WORKS = re.compile(
     r"\b(?:work|works|play|plays)\s+(?:well\s+|nicely\s+)?with\s+"
     r"(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
+    # The platform something runs on: "do self-hosted runners work on Windows and ARM machines?"
+    r"|\b(?:work|works|run|runs)\s+on\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
     r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)",
     re.IGNORECASE,
 )
@@ -191,9 +193,12 @@ def unseen_names(
         return False
 
     names: list[str] = []
+    providers = _sign_in_providers(query, known)
     for match in _TOKEN.finditer(query):
         word = match.group(0)
         if len(word) < 2 or word.lower() in STOPWORDS or not unseen(word):
+            continue
+        if word.lower() in providers:
             continue
         letters = [c for c in word if c.isalpha()]
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
@@ -206,6 +211,30 @@ def unseen_names(
         if word.lower() not in STOPWORDS and unseen(word) and word not in names:
             names.append(word)
     return names
+
+
+#: What the customer signs in through ("we log in through Okta", "our company signs in via Azure
+#: AD", "Okta SSO"): their identity provider, whatever its name.
+_SIGNED_IN = re.compile(
+    r"\b(?:log|logs|logged|sign|signs|signed)[ -]?(?:in|on)\s+(?:through|thru|with|via|using)\s+"
+    r"(?:our\s+|an\s+|the\s+)?([A-Za-z0-9][\w.\-]*(?:\s+(?-i:[A-Z]{2})\b)?)"
+    r"|\b([A-Za-z0-9][\w.\-]*)\s+(?:SSO|single\s+sign-on)\b",
+    re.IGNORECASE,
+)
+
+
+def _sign_in_providers(query: str, known: dict[str, int]) -> set[str]:
+    """The words of the identity provider the customer says they sign in through, where the pack
+    speaks of identity providers: "we log in through Okta, how do I change my password?" is
+    answered by a page on signing in with one's identity provider (the name is an instance of
+    what the pack says, not a thing it never does). Empty for a pack that never says it."""
+    if not all(w in known for w in tokenize("identity provider")):
+        return set()
+    found = set()
+    for match in _SIGNED_IN.finditer(query):
+        said = next(g for g in match.groups() if g)
+        found |= {w.lower().strip(".-") for w in said.split()}
+    return found
 
 
 def cognate(word: str, known: dict[str, int]) -> bool:
@@ -242,8 +271,16 @@ def _targets(query: str) -> list[str]:
     """Words the question asks to integrate, connect or send to, or says it uses."""
     found = []
     for pattern in (_NAMED_AFTER, _NAMED_BEFORE, _NAMED_SENT, _NAMED_WORKS, _NAMED_USED):
-        found += [next(g for g in m.groups() if g).strip(".-") for m in pattern.finditer(query)]
+        for m in pattern.finditer(query):
+            found.append(next(g for g in m.groups() if g).strip(".-"))
+            # "work on Windows and ARM machines": the second is as much what is asked.
+            more = _AND_NAME.match(query, m.end())
+            if more:
+                found.append(more.group(1).strip(".-"))
     return found
+
+
+_AND_NAME = re.compile(r"\s+(?:and|or|&)\s+([A-Za-z0-9][\w.\-]*)", re.IGNORECASE)
 
 
 #: P(answerable) never above this when an unseen name is what the question asks to integrate,

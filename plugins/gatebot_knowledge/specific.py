@@ -206,13 +206,57 @@ _BEYOND_DEFAULT = re.compile(
 )
 
 
+#: Another time than the one stated, asked to be set: "can I set checks to run every 10 seconds
+#: instead of every minute", "change the check interval for one endpoint, say to every 5 minutes".
+_OTHER_TIME = re.compile(
+    rf"\b(?:set|change|configure|adjust|make|lower|reduce|shorten|increase|run)\b.{{0,60}}?"
+    rf"\b(?:to|every|each|at)\s+(?:every\s+)?({_NUMBER})\s*({_UNITS})"
+    rf"|\b({_NUMBER})\s*({_UNITS})\s+instead\b",
+    re.IGNORECASE,
+)
+#: Whether what was chosen can be changed later: "can I change our workspace from the US region
+#: to the EU after it was created?"
+_CHANGED_LATER = re.compile(
+    r"\b(?:change|switch|move|migrate|transfer)\b.{0,80}?\b(?:after|later|afterwards|"
+    r"once\s+(?:it|we|the)\b)",
+    re.IGNORECASE,
+)
+#: A passage that says when something is chosen ("chosen when the workspace is created").
+_CHOSEN_AT = re.compile(
+    r"\b(?:chosen|selected|picked|set|decided|fixed)\s+(?:when|at|during|on)\b", re.IGNORECASE
+)
+_CHANGE_SAID = re.compile(r"\b(?:chang|switch|mov|migrat|transfer)\w*", re.IGNORECASE)
+
+
+def other_than_stated(question: str, text: str) -> bool:
+    """Whether ``question`` asks for another value than the one ``text`` states (a time to set
+    that the passage does not give, where it gives one), or to change later what ``text`` says is
+    chosen at one moment, where it says nothing of changing it. The passage states what is, not
+    whether it can be otherwise."""
+    for found in _OTHER_TIME.finditer(question):
+        number, unit = (g for g in found.groups() if g)
+        if _DURATION_HELD.search(text) is None:
+            break
+        said = re.compile(rf"\b{re.escape(number)}[\s-]*{re.escape(stem(unit.lower()))}", re.I)
+        if not said.search(text):
+            return True
+    return bool(
+        _CHANGED_LATER.search(question)
+        and _CHOSEN_AT.search(text)
+        and not _CHANGE_SAID.search(text)
+    )
+
+
 def beyond_stated(question: str, text: str) -> bool:
     """Whether ``question`` asks past a figure that ``text`` states (the same number of the
     same thing: "longer than 30 days" against "kept for 30 days"), or past or around the figure
-    without naming it ("longer than the default", "configurable") where ``text`` states one."""
+    without naming it ("longer than the default", "configurable") where ``text`` states one, or
+    for another value than the stated one (:func:`other_than_stated`)."""
     if _BEYOND_DEFAULT.search(question) and (
         _DURATION_HELD.search(text) is not None or holds_value("count", text)
     ):
+        return True
+    if other_than_stated(question, text):
         return True
     for found in _BEYOND.finditer(question):
         number, thing = found.group(1).lower(), stem(found.group(2).lower())

@@ -1,0 +1,80 @@
+"""What the ninth round of customer messages taught (README, "The ninth round"), through REST on
+the sample pack and in words: the identity provider a customer signs in through and who they are
+("our DPO", "a few PMs") are not things the pack never says; a platform asked to run on is what the
+question is about; a time other than the stated one, or a change after what is chosen at creation,
+is not answered by the passage that states it; questions about the assistant itself are declined."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient
+from gatebot_knowledge.lexical import tokenize
+from gatebot_knowledge.packfit import names_target, unseen_names
+from gatebot_knowledge.specific import beyond_stated
+
+from tests.test_answerability import _say
+
+KNOWN = {w: 1 for w in tokenize("identity provider sso password runners account")}
+
+
+def test_the_identity_provider_signed_in_through_is_no_unseen_name() -> None:
+    assert unseen_names(KNOWN, "We log in through Okta. I need to change my password") == []
+    assert unseen_names(KNOWN, "Our company signs in via Azure AD, where do I reset it?") == []
+    assert unseen_names(KNOWN, "our Okta SSO is set up, how do I reset my password") == []
+    # Used, and asked whether it is supported: the question is about it.
+    assert unseen_names(KNOWN, "we use Okta SSO, is that supported?") == ["Okta"]
+    # Only where the pack speaks of identity providers, and only what is signed in through.
+    assert unseen_names({"password": 1}, "We log in through Okta. How?") == ["Okta"]
+    assert unseen_names(KNOWN, "Does your SSO support SCIM from Azure AD?") == [
+        "SCIM",
+        "Azure",
+        "AD",
+    ]
+
+
+def test_who_asks_is_no_unseen_name() -> None:
+    assert unseen_names(KNOWN, "our DPO insists the account stays in Europe") == ["Europe"]
+    assert unseen_names(KNOWN, "a bunch of PMs only look at dashboards") == []
+    assert unseen_names(KNOWN, "I'm CTO at a seed-stage startup") == []
+
+
+def test_a_platform_asked_to_run_on_is_what_is_asked() -> None:
+    question = "Do self-hosted runners work on Windows and ARM machines?"
+    assert names_target(question, ["ARM"])  # the second of two is as much the question
+    assert names_target("can our builds run on FreeBSD?", ["FreeBSD"])
+
+
+def test_another_value_than_the_stated_one_is_not_answered() -> None:
+    checks = "Acme Monitor checks your websites and APIs from twelve locations, every minute."
+    assert beyond_stated("can I set checks to run every 10 seconds instead of every minute", checks)
+    assert beyond_stated("Can I change the check interval, say to every 5 minutes?", checks)
+    assert not beyond_stated("can I set checks to run every minute?", checks)
+    assert not beyond_stated("how often do you check my site?", checks)
+    region = "Customer data is stored in the EU or the US, chosen when the workspace is created."
+    assert beyond_stated("Can I change our region to the EU after it was created?", region)
+    assert not beyond_stated("can we choose the EU region when we sign up?", region)
+    assert not beyond_stated("can I move it later?", "Owners can change the region later.")
+
+
+async def test_a_password_question_from_an_okta_shop_is_answered(client: TestClient) -> None:
+    body = await _say(
+        client, "We log in through Okta. I need to change my password, do I do that in Acme?"
+    )
+    assert body["turn"]["move"]["name"] == "answer"
+    assert body["replies"][0]["citations"][0]["key"] == "faq-password"
+
+
+async def test_moving_a_workspace_chosen_at_creation_is_not_asserted(client: TestClient) -> None:
+    body = await _say(
+        client, "Can I change our workspace from the US region to the EU after it was created?"
+    )
+    assert not any(r.get("citations") for r in body["replies"])
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert "+beyond-stated" in read["version"]
+
+
+async def test_a_question_about_the_assistant_itself_is_declined(client: TestClient) -> None:
+    body = await _say(client, "how are you today? do you like your job lol")
+    turn = body["turn"]
+    assert turn["move"]["name"] == "decline"
+    assert turn["scope"]["rule"] == "out_of_scope:small_talk"
+    assert not turn["model_calls"]
