@@ -78,3 +78,26 @@ async def test_a_question_about_the_assistant_itself_is_declined(client: TestCli
     assert turn["move"]["name"] == "decline"
     assert turn["scope"]["rule"] == "out_of_scope:small_talk"
     assert not turn["model_calls"]
+
+
+def test_a_count_of_places_is_held_by_a_number_of_locations() -> None:
+    from gatebot_knowledge.specific import counted, holds_value
+
+    checks = "Acme Monitor checks your websites and APIs from twelve locations, every minute."
+    for question in ("From how many places do you check?", "How many regions do you check from?"):
+        assert holds_value("count", checks, counted(question))
+    assert not holds_value("count", checks, counted("how many websites can I monitor?"))
+
+
+def test_actions_worded_as_the_pack_words_them() -> None:
+    from gatebot_knowledge.specific import action_named, asked_action
+
+    said = {"send", "connect"}.__contains__
+    assert action_named(asked_action("what channels can uptime alerts be delivered to") or "", said)
+    assert action_named(asked_action("can we hook up our own build agents?") or "", said)
+
+
+async def test_where_alerts_can_be_delivered_is_answered(client: TestClient) -> None:
+    body = await _say(client, "what channels can uptime alerts be delivered to")
+    assert body["turn"]["move"]["name"] == "answer"
+    assert body["replies"][0]["citations"][0]["key"] in ("faq-slack-alerts", "doc-monitor#alerts")

@@ -319,6 +319,12 @@ _SAME_ACTION = {
         "onboard": "add invite",
         "undo": "restore",
         "recover": "restore",
+        # Where alerts and results go: "what channels can alerts be delivered to".
+        "deliver": "send sent",
+        "route": "send sent",
+        "forward": "send sent",
+        # "can we hook up our own build agents": connected, as the pack words it.
+        "hook": "connect connects",
     }.items()
 }
 
@@ -356,6 +362,24 @@ def asked_value(question: str) -> str | None:
     return None
 
 
+#: What a count question counts, in the words a help page uses for the same thing: "from how many
+#: places / regions do you check" is answered by "from twelve locations".
+_COUNTED_AS = {
+    stem(word): _stems(f"{word} {same}")
+    for word, same in {
+        "place": "location",
+        "places": "location",
+        "region": "location",
+        "regions": "location",
+        "spot": "location",
+        "spots": "location",
+        "user": "seat member",
+        "users": "seat member",
+        "people": "seat member",
+    }.items()
+}
+
+
 def counted(question: str) -> str | None:
     """The stem of what a count question counts ("how many websites": "website"), or None when
     it names nothing after "how many" / "number of"."""
@@ -375,11 +399,12 @@ def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
     rest = _DURATION_HELD.sub(" ", text)
     if counts is not None:
         words = [stem(w) for w in re.findall(r"[a-z0-9]+", rest.lower())]
+        named = _COUNTED_AS.get(counts, frozenset((counts,)))
         numbered = any(
-            _ANY_NUMBER.fullmatch(w) and counts in words[i + 1 : i + 1 + _COUNT_REACH]
+            _ANY_NUMBER.fullmatch(w) and named & set(words[i + 1 : i + 1 + _COUNT_REACH])
             for i, w in enumerate(re.findall(r"[a-z0-9]+", rest.lower()))
         )
-        return numbered or (_LIST.search(rest) is not None and counts in words)
+        return numbered or (_LIST.search(rest) is not None and bool(named & set(words)))
     return _ANY_NUMBER.search(rest) is not None or _LIST.search(rest) is not None
 
 
