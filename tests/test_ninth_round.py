@@ -101,3 +101,39 @@ async def test_where_alerts_can_be_delivered_is_answered(client: TestClient) -> 
     body = await _say(client, "what channels can uptime alerts be delivered to")
     assert body["turn"]["move"]["name"] == "answer"
     assert body["replies"][0]["citations"][0]["key"] in ("faq-slack-alerts", "doc-monitor#alerts")
+
+
+async def test_a_trial_question_naming_a_product_is_answered_for_every_product(
+    client: TestClient,
+) -> None:
+    # Drawn to the Pipelines overview by its name; the trial entry speaks for every product.
+    body = await _say(
+        client, "can i kick the tires on pipelines first? and do i have to put a credit card in"
+    )
+    assert body["turn"]["move"]["name"] == "answer"
+    assert body["replies"][0]["citations"][0]["key"] == "faq-trial"
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert "+every-product" in read["version"]
+
+
+def test_a_passage_speaks_for_every_product_only_naming_none() -> None:
+    from gatebot_knowledge.answerability import Umbrella
+    from gatebot_knowledge.index import KnowledgeIndex
+    from gatebot_knowledge.passages import Passage
+
+    umbrella = Umbrella("Acme Cloud", ("Acme Pipelines", "Acme Monitor"))
+    assert umbrella.product_words() == {"pipelin", "monitor"}
+    texts = [
+        "Every product has a 14-day free trial.",
+        "Acme Cloud has a free tier and paid plans per team.",
+        "Acme Pipelines runs your builds.",
+        "Invoices are under Settings.",
+    ]
+    passages = [Passage(f"k{i}", f"t{i}", t, "faq", "faq") for i, t in enumerate(texts)]
+    index = KnowledgeIndex(passages)
+    assert [umbrella.for_every_product(index, row) for row in range(4)] == [
+        True,
+        True,
+        False,
+        False,
+    ]

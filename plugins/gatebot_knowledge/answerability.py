@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -236,6 +237,12 @@ def shipped_heads(path: Path = WEIGHTS) -> dict[str, LogisticHead]:
     return {basis: LogisticHead.from_json(head) for basis, head in data["heads"].items()}
 
 
+#: A passage speaking for every product in so many words.
+_EVERY_PRODUCT = re.compile(
+    r"\b(?:every|each|all(?:\s+(?:of\s+)?our)?)\s+(?:product|products|plan|plans)\b", re.IGNORECASE
+)
+
+
 @dataclass(frozen=True)
 class Umbrella:
     """A pack's company and its products' names: a passage about the company as a whole (it
@@ -244,6 +251,22 @@ class Umbrella:
 
     company: str
     products: tuple[str, ...]
+
+    def product_words(self) -> set[str]:
+        """The stems naming a product and not the company ("pipelin" of "Acme Pipelines")."""
+        company = set(tokenize(self.company))
+        return {w for name in self.products for w in tokenize(name)} - company
+
+    def for_every_product(self, index: KnowledgeIndex, row: int) -> bool:
+        """Whether the passage at ``row`` speaks for every product: it names none of them and
+        says so in words ("Every product has a 14-day free trial") or names the company."""
+        passage = index.passages[row]
+        text = f"{passage.title} {passage.text}"
+        said = set(tokenize(text))
+        if said & self.product_words():
+            return False
+        company = set(tokenize(self.company))
+        return bool(_EVERY_PRODUCT.search(text)) or bool(company and company <= said)
 
     def held_terms(self, index: KnowledgeIndex, query: str, row: int) -> list[str]:
         """The query's product-name words the passage at ``row`` holds by speaking for the

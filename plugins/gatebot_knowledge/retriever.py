@@ -43,7 +43,7 @@ from gatebot_knowledge.answerability import DEPTH, Evidence, Umbrella, agreeing_
 from gatebot_knowledge.embedder import Embedder, load_embedder
 from gatebot_knowledge.faqmatch import faq_match
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
-from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index
+from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index, tokenize
 from gatebot_knowledge.multilingual import CrossMatch, MultilingualFaq
 from gatebot_knowledge.packfit import (
     MAX_PASSAGES,
@@ -413,6 +413,7 @@ class KnowledgeRetriever(Retriever):
             return evidence
         if f.get("asks_value") and not f.get("holds_value"):
             return self._value_in_a_sentence(query, k, evidence)
+        evidence = self._for_every_product(query, k, evidence)
         for sentence in question_sentences(query):
             # The question in a message of context ("Our tool wakes us at night with false
             # alarms. How does yours decide a site is really down?") reads better alone; it
@@ -423,6 +424,29 @@ class KnowledgeRetriever(Retriever):
             if same and part.p_answerable > evidence.p_answerable:
                 part.version += "+sentence"
                 evidence = part
+        return evidence
+
+    def _for_every_product(self, query: str, k: int, evidence: Evidence) -> Evidence:
+        """A question about one product that a passage answers for every product: "can I try
+        Pipelines before paying? and do I have to put a card in" is drawn to the Pipelines
+        overview by its name, while the trial entry ("Every product has a 14-day free trial")
+        answers it. The question is also read without the product's name, and that reading
+        counts only where its best passage speaks for every product (names none, and says every
+        product or names the company: :meth:`Umbrella.for_every_product`)."""
+        umbrella = self._umbrella()
+        names = umbrella.product_words()
+        words = query.split()
+        kept = [w for w in words if not set(tokenize(w)) & names]
+        if not names or len(kept) == len(words) or len(kept) < 3:
+            return evidence
+        part = self._evidence(" ".join(kept), k, None)
+        index = self._current()
+        row = index.by_key.get(part.facts[0].key) if part.facts else None
+        if row is None or not umbrella.for_every_product(index, row):
+            return evidence
+        if part.p_answerable > evidence.p_answerable:
+            part.version += "+every-product"
+            return part
         return evidence
 
     def _value_in_a_sentence(self, query: str, k: int, evidence: Evidence) -> Evidence:
