@@ -233,12 +233,11 @@ def other_than_stated(question: str, text: str) -> bool:
     that the passage does not give, where it gives one), or to change later what ``text`` says is
     chosen at one moment, where it says nothing of changing it. The passage states what is, not
     whether it can be otherwise."""
-    for found in _OTHER_TIME.finditer(question):
+    states_a_time = _DURATION_HELD.search(text) is not None
+    for found in _OTHER_TIME.finditer(question) if states_a_time else ():
         number, unit = (g for g in found.groups() if g)
-        if _DURATION_HELD.search(text) is None:
-            break
-        said = re.compile(rf"\b{re.escape(number)}[\s-]*{re.escape(stem(unit.lower()))}", re.I)
-        if not said.search(text):
+        said = rf"\b{re.escape(number)}[\s-]*{re.escape(stem(unit.lower()))}"
+        if not re.search(said, text, re.IGNORECASE):
             return True
     return bool(
         _CHANGED_LATER.search(question)
@@ -363,18 +362,15 @@ def asked_value(question: str) -> str | None:
 
 
 #: What a count question counts, in the words a help page uses for the same thing: "from how many
-#: places / regions do you check" is answered by "from twelve locations".
+#: places / regions do you check" is answered by "from twelve locations" (stems: a plural is the
+#: same entry).
 _COUNTED_AS = {
     stem(word): _stems(f"{word} {same}")
     for word, same in {
         "place": "location",
-        "places": "location",
         "region": "location",
-        "regions": "location",
         "spot": "location",
-        "spots": "location",
         "user": "seat member",
-        "users": "seat member",
         "people": "seat member",
     }.items()
 }
