@@ -220,10 +220,11 @@ async def test_a_message_kept_in_scope_only_just_needs_a_stronger_read(
     client: TestClient,
 ) -> None:
     # Near the password entry, but no declared word keeps it in scope. Before the domain check
-    # scored messages against the pack's asked questions too, it kept this one only just and the
-    # edge gate (0.8) refused its P of 0.64; now "how do I reset my password" and its like place
-    # it inside, at the pack's gate, and the read is below it. Either way nothing is asserted.
-    body = await _say(client, "how do I reset my iphone to factory settings")
+    # scored messages against the pack's asked questions too, it kept such a one only just and
+    # the edge gate (0.8) refused its P of 0.64; now "how do I reset my password" and its like
+    # place it inside, at the pack's gate, and the read is below it. Either way nothing is
+    # asserted. (The iPhone this test once asked about is a declared consumer product now.)
+    body = await _say(client, "how do I reset my router to factory defaults")
     rule = body["turn"]["scope"]["rule"]
     assert rule in ("domain:edge", "domain:inside")
     assert body["turn"]["facts"] == [] and not body["replies"][0]["citations"]

@@ -44,6 +44,10 @@ class ScopeRule:
     key: str
     keywords: list[str]
     template: str | None = None
+    #: An out-of-scope topic that declines even where the pack's topic words match (not its
+    #: products or intents): "cancel my Netflix subscription" is in billing words, not about the
+    #: company's billing.
+    despite_topics: bool = False
 
 
 @dataclass

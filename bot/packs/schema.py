@@ -117,7 +117,12 @@ PACK = _obj(
                 "out_of_scope": {
                     "type": "array",
                     "items": _obj(
-                        {"key": _key, "keywords": _str_list, "template": _str},
+                        {
+                            "key": _key,
+                            "keywords": _str_list,
+                            "template": _str,
+                            "despite_topics": {"type": "boolean"},
+                        },
                         ["key", "keywords"],
                     ),
                 },

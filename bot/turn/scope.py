@@ -69,7 +69,9 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     """The declared rules alone: verdict ``in``, ``out`` or ``needs_input`` and the rule.
 
     Out of scope only when an out-of-scope topic matches and nothing the pack covers does, so
-    "does Monitor alert me when it rains" stays in scope.
+    "does Monitor alert me when it rains" stays in scope; or, for a topic declared
+    ``despite_topics``, when no product or intent keyword does ("how do I cancel my Netflix
+    subscription" is declined though "subscription" is a billing word).
     """
     norm = normalise(text)
     # A question about how things work needs no order number ("can I get a refund if I cancel in
@@ -88,12 +90,17 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
 
 
 def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) -> Scope:
-    covered = [p.key for p in pack.products if matching(norm, p.keywords)]
-    covered += [t.key for t in pack.topics if matching(norm, t.keywords)]
-    covered += [i.name for i in pack.intents if matching(norm, i.keywords)]
+    products = [p.key for p in pack.products if matching(norm, p.keywords)]
+    topics = [t.key for t in pack.topics if matching(norm, t.keywords)]
+    intents = [i.name for i in pack.intents if matching(norm, i.keywords)]
+    covered = products + topics + intents
     outside = [r for r in pack.out_of_scope if matching(norm, r.keywords)]
-    if outside and not covered:
-        rule = outside[0]
+    if not covered:
+        declines = outside
+    else:  # topic words alone do not keep a message a despite_topics topic names
+        declines = [r for r in outside if r.despite_topics and not products + intents]
+    if declines:
+        rule = declines[0]
         return {"verdict": "out", "rule": f"out_of_scope:{rule.key}", "template": rule.template}
     for intent in pack.intents:
         missing = [s for s in intent.needs if s not in known_slots]

@@ -246,6 +246,88 @@ def other_than_stated(question: str, text: str) -> bool:
     )
 
 
+#: What a length of time is in days, to read "a week" as the passage's "seven days".
+_DAYS = {
+    "second": 1 / 86400,
+    "sec": 1 / 86400,
+    "minute": 1 / 1440,
+    "min": 1 / 1440,
+    "hour": 1 / 24,
+    "hr": 1 / 24,
+    "day": 1,
+    "business day": 1,
+    "working day": 1,
+    "week": 7,
+    "month": 30,
+    "year": 365,
+}
+_WORD_VALUE = dict(
+    zip(_NUMBER_WORDS, [*range(1, 21), 30, 40, 50, 60, 100, 1000, 10**6, 12], strict=True)
+)
+_WORD_VALUE.update(a=1, an=1)
+#: A length asked past: "longer than a week", "more than 30 days", "beyond one hour".
+_PAST_LENGTH = re.compile(
+    rf"\b(?:longer|long|more|beyond|past|over|exceed\w*|extend\w*)\s+(?:than\s+)?"
+    rf"(a|an|{_NUMBER})[\s-]*({_UNITS})\b",
+    re.IGNORECASE,
+)
+_LENGTH_PARTS = re.compile(rf"\b({_NUMBER})[\s-]*({_UNITS})\b", re.IGNORECASE)
+#: Asked to make a stated length longer, with no figure: "can the trial be extended", "keep build
+#: caches longer", "an extension".
+_LENGTHENED = re.compile(
+    r"\b(?:be|get|is|are)\s+(?:\w+\s+)?(?:extended|lengthened|prolonged)\b"
+    r"|\b(?:extend|lengthen|prolong)\s+(?:the|my|our|your|it|this|that)\b|\bextensions?\b"
+    r"|\b(?:keep|kept|store|stored|retain|retained|hold|held)\s+(?:\w+\s+){0,3}?(?:for\s+)?longer\b"
+    r"|\blonger\s+(?:trial|retention|period)\b",
+    re.IGNORECASE,
+)
+_LONGER_SAID = re.compile(r"\b(?:extend\w*|extension|longer|lengthen\w*|prolong\w*)", re.IGNORECASE)
+#: Asked what happens when a stated length is over: "when the 14 days are over", "after the trial
+#: ends", "once it expires".
+_AT_END = re.compile(
+    rf"\b(?:when|after|once|at\s+the\s+end\s+of)\s+(?:(?:the|my|our|your|those|these|its)\s+)?"
+    rf"(?:[\w-]+\s+){{0,2}}?(?:{_LENGTH}|trial|period|link|window|term)\s+"
+    r"(?:(?:is|are)\s+(?:over|up)|ends?|ended|expires?|expired|runs?\s+out|ran\s+out|lapses?|lapsed)\b"
+    r"|\b(?:after|at\s+the\s+end\s+of)\s+(?:the|my|our)\s+(?:[\w-]+\s+)?(?:trial|period)\b",
+    re.IGNORECASE,
+)
+_END_SAID = re.compile(
+    r"\b(?:ends?|ended|expir\w*|after|afterwards|over|then|convert\w*|downgrad\w*|renew\w*"
+    r"|laps\w*|runs?\s+out)\b",
+    re.IGNORECASE,
+)
+
+
+def _days(number: str, unit: str) -> float | None:
+    """A length of time in days, or None for a number not read ("2.5")."""
+    n, unit = number.lower(), unit.lower()
+    value = float(n) if n.isdigit() else _WORD_VALUE.get(n)
+    per = _DAYS.get(unit) or _DAYS.get(unit[:-1])  # "days", "business days"
+    return None if value is None or per is None else value * per
+
+
+def past_length(question: str, text: str) -> bool:
+    """Whether ``question`` asks to go past a length of time ``text`` states: the same length in
+    other words ("longer than a week" against "kept for seven days"), made longer with no figure
+    ("can the trial be extended"), or what happens when it is over ("when the 14 days are over"),
+    where the passage says nothing of extending it or of its end."""
+    if _LENGTH_HELD.search(text) is None:
+        return False
+    stated = [_days(*m.groups()) for m in _LENGTH_PARTS.finditer(text)]
+
+    def said(days: float | None) -> bool:
+        return bool(days) and any(s and 0.9 <= days / s <= 1.1 for s in stated)  # type: ignore[operator]
+
+    for found in _PAST_LENGTH.finditer(question):
+        if said(_days(found.group(1), found.group(2))):
+            return True
+    # A length of its own ("keep logs longer than 30 days" against "seven days") is not this one.
+    other = any(not said(_days(*m.groups())) for m in _LENGTH_PARTS.finditer(question))
+    if not other and _LENGTHENED.search(question) and not _LONGER_SAID.search(text):
+        return True
+    return bool(_AT_END.search(question) and not _END_SAID.search(text))
+
+
 def beyond_stated(question: str, text: str) -> bool:
     """Whether ``question`` asks past a figure that ``text`` states (the same number of the
     same thing: "longer than 30 days" against "kept for 30 days"), or past or around the figure
@@ -255,7 +337,7 @@ def beyond_stated(question: str, text: str) -> bool:
         _DURATION_HELD.search(text) is not None or holds_value("count", text)
     ):
         return True
-    if other_than_stated(question, text):
+    if other_than_stated(question, text) or past_length(question, text):
         return True
     for found in _BEYOND.finditer(question):
         number, thing = found.group(1).lower(), stem(found.group(2).lower())
@@ -287,10 +369,29 @@ _MORE_QUESTIONS = re.compile(
 )
 
 
+#: What a question asks to change: "how do I change the email address on my login", "can we
+#: update our billing contact". The thing runs as in :data:`_THING_ASKED`.
+_CHANGE_OF = re.compile(
+    r"\b(?:change|update|edit|modify|rename|replace|reset)\s+(?:the|my|our|your|its|their)\s+"
+    r"((?:[a-z0-9][\w'-]*\s*){1,3}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which|where|with|in|"
+    r"on|from|at|after|once|we|i|you|or|and|so|if|because)\b))",
+    re.IGNORECASE,
+)
+
+
 def asked_thing(question: str) -> list[str]:
     """The stems of the thing an existence question asks about ("is there a mobile app":
     ``["mobil", "app"]``), without words that name no thing; empty for other questions."""
-    found = _THING_ASKED.search(question)
+    return _thing(_THING_ASKED.search(question))
+
+
+def changed_thing(question: str) -> list[str]:
+    """The stems of what a question asks to change ("how do I change the email address on my
+    login": ``["email", "address"]``), as :func:`asked_thing` reads them; empty if none."""
+    return _thing(_CHANGE_OF.search(question))
+
+
+def _thing(found: re.Match[str] | None) -> list[str]:
     if not found:
         return []
     return [w for w in tokenize(found.group(1)) if w not in _NO_THING]
@@ -523,6 +624,11 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
             # The pack names the thing, the best passage does not: "is there a trial for Acme
             # Status too" drawn to the pricing entry by "Acme".
             return Specific("thing-absent", False, thing)
+        changed = changed_thing(query)
+        if changed and changed[-1] not in tokenize(passage.lexical):
+            # What is to change, by its last word ("the email address"), is not in the passage:
+            # the password entry says how to reset a password, not how to change an address.
+            return Specific("thing-absent", False, changed)
         return Specific(None, False, [])
     counts = counted(query) if asked == "count" else None
     held = holds_value(asked, f"{passage.title}. {passage.text}", counts)

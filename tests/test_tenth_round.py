@@ -1,0 +1,99 @@
+"""What the tenth round of customer messages taught (README, "The tenth round"), through REST on
+the sample pack and in words: a stated length asked past in other words ("longer than a week"
+against "seven days"), made longer ("can the trial be extended") or asked about at its end ("when
+the 14 days are over") is not answered by the passage that states it; a question what to change
+is not answered by a passage that does not name it; another company's consumer product is out of
+scope even in the pack's own words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiohttp.test_utils import TestClient
+from gatebot_knowledge.specific import beyond_stated, changed_thing, past_length
+
+from bot.packs import load_pack
+from bot.turn.scope import check_scope
+from tests.test_answerability import _say
+
+PACK = Path(__file__).parents[1] / "knowledge" / "acme"
+TRIAL = "Every product has a 14-day free trial with all features enabled, and no card is needed."
+CACHES = "Build caches are kept for seven days and shared between branches of the same repository."
+
+
+def test_the_stated_length_in_other_words_is_asked_past() -> None:
+    assert past_length("is there a way to keep build caches longer than a week?", CACHES)
+    assert past_length("can caches be kept for more than 7 days", CACHES)
+    # A shorter length than the stated one is answered by it ("yes, seven days").
+    assert not past_length("do caches last longer than a day?", CACHES)
+    assert not past_length("are caches kept for more than an hour?", CACHES)
+    assert beyond_stated("keep build caches longer than a week? we'd pay", CACHES)
+
+
+def test_a_stated_length_made_longer_or_asked_about_at_its_end() -> None:
+    assert past_length("can the 14 day trial be extended? we need another week", TRIAL)
+    assert past_length("could we get an extension on our trial", TRIAL)
+    assert past_length("does it turn into a paid plan when the 14 days are over?", TRIAL)
+    assert past_length("what happens after the trial ends?", TRIAL)
+    assert not past_length("how long is the trial?", TRIAL)
+    assert not past_length("How do I make deploy only start after tests are done?", CACHES)
+    # The passage that speaks of extending, or of the end, answers it.
+    assert not past_length("can the trial be extended?", "The 14-day trial can be extended once.")
+    ends = "After 14 days the trial ends and you pick a plan."
+    assert not past_length("what happens when the 14 days are over?", ends)
+    # Without a length in the passage there is nothing to go past.
+    assert not past_length("can the trial be extended?", "Every product has a free trial.")
+
+
+def test_what_is_asked_to_change() -> None:
+    assert changed_thing("how do I change the email address on my acme login") == [
+        "email",
+        "address",
+    ]
+    assert changed_thing("can we update our billing contact?") == ["bill", "contact"]
+    assert changed_thing("how do I reset my android phone") == ["android", "phon"]
+    assert changed_thing("how do I log in with SSO?") == []
+
+
+async def test_past_the_stated_length_is_not_asserted(client: TestClient) -> None:
+    for text in (
+        "is there a way to keep build caches longer than a week? we'd pay for it",
+        "does the free trial turn into a paid plan automatically when the 14 days are over?",
+    ):
+        body = await _say(client, text)
+        assert not any(r.get("citations") for r in body["replies"]), text
+        read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+        assert "+beyond-stated" in read["version"], text
+    # Asked to extend the trial, the unsure intent head's likeliest few are offered instead of the
+    # trial entry (a seat change, a demo: both above the clarify floor).
+    body = await _say(client, "can the 14 day trial be extended? we need another week to decide")
+    assert not any(r.get("citations") for r in body["replies"])
+
+
+async def test_changing_an_email_address_is_not_the_password_entry(client: TestClient) -> None:
+    body = await _say(client, "how do I change the email address on my acme login?")
+    assert not any(r.get("citations") for r in body["replies"])
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert "+thing-absent" in read["version"]
+    body = await _say(client, "how do I change my password?")
+    assert body["replies"][0]["citations"][0]["key"] == "faq-password"
+
+
+def test_another_companys_product_is_out_of_scope_in_the_packs_words() -> None:
+    pack = load_pack(PACK)
+    netflix = check_scope(pack, "how do I cancel my Netflix subscription", set())
+    assert netflix["verdict"] == "out"
+    assert netflix["rule"] == "out_of_scope:consumer_products"
+    # A product of the pack's, or a request it handles, keeps the message.
+    assert check_scope(pack, "can I get Monitor alerts on my iPhone?", set())["verdict"] == "in"
+    # A topic without despite_topics still yields to the pack's topic words.
+    weather = check_scope(pack, "what's the weather like today", set())
+    assert weather["rule"] == "out_of_scope:weather"
+
+
+async def test_an_iphone_reset_is_declined_with_no_model_call(client: TestClient) -> None:
+    body = await _say(client, "How do I factory reset my iPhone before selling it?")
+    turn = body["turn"]
+    assert turn["move"]["name"] == "decline"
+    assert turn["scope"]["rule"] == "out_of_scope:consumer_products"
+    assert not turn["model_calls"]
