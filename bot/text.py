@@ -262,6 +262,27 @@ def asks_for_person(text: str) -> bool:
     return _ASKS_PERSON.search(norm) is not None and _NO_PERSON.search(norm) is None
 
 
+#: Any word that points to a person or to being contacted, in the pack's languages: what a
+#: request for a person names somewhere ("a member of your success team", "get in touch", "chat
+#: with a support engineer", "hablar con alguien").
+_PERSON_CUE = re.compile(
+    r"\b(?:person|persons|people|human|humans|someone|somebody|anyone|anybody|agent|agents|rep|reps"
+    r"|representative|manager|supervisor|staff|support|sales|engineer|engineers|advisor|adviser"
+    r"|consultant|team member|reach out|get in touch|contact|chat|talk|speak|call|phone|ring"
+    r"|email me|escalat\w*|alguien|persona|humano|hablar|personne|quelqu'un|parler|conseiller"
+    r"|jemand|mensch|sprechen|mitarbeiter|iemand|spreken|medewerker|qualcuno|parlare|alguém"
+    r"|falar|pessoa)\b",
+    re.IGNORECASE,
+)
+
+
+def names_person(text: str) -> bool:
+    """Whether ``text`` names a person or a way to be contacted at all (:data:`_PERSON_CUE`):
+    a head that reads a request for a person in a message that names none ("can I force 2FA for
+    everybody on the team, not just ask nicely") has read something else."""
+    return _PERSON_CUE.search(text.replace(APOSTROPHE, "'")) is not None
+
+
 #: Someone of the company's who could show the product.
 _SHOWER = (
     r"(?:someone|somebody|one of your (?:people|team|folks|engineers|experts|staff)"

@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient
 from gatebot_knowledge.specific import beyond_stated, changed_thing, past_length
 
 from bot.packs import load_pack
+from bot.text import names_person
 from bot.turn.scope import check_scope
 from tests.test_answerability import _say
 
@@ -97,3 +98,19 @@ async def test_an_iphone_reset_is_declined_with_no_model_call(client: TestClient
     assert turn["move"]["name"] == "decline"
     assert turn["scope"]["rule"] == "out_of_scope:consumer_products"
     assert not turn["model_calls"]
+
+
+def test_a_person_named_or_not() -> None:
+    assert names_person("could a member of your customer success team reach out to me?")
+    assert names_person("need a human asap, production is down")
+    assert names_person("¿Puedo hablar con alguien?")
+    assert not names_person("can i force 2fa for everybody on the team, not just ask nicely")
+
+
+async def test_a_question_naming_no_person_is_not_handed_off(client: TestClient) -> None:
+    # The intent head reads a request for a person at 0.61 ("ask nicely"): no person is named, so
+    # the unsure read neither hands off nor asks "did you mean: a person?"; the question is
+    # answered from the sign-in section.
+    body = await _say(client, "can i force 2fa for everybody on the team, not just ask nicely")
+    assert body["turn"]["move"]["name"] == "answer"
+    assert body["replies"][0]["citations"][0]["key"] == "doc-account#sign-in"

@@ -33,6 +33,7 @@ from bot.text import (
     asks_to_know,
     goes_alone,
     is_question,
+    names_person,
     only_values,
     tells_done,
 )
@@ -235,6 +236,7 @@ class Agent:
                 gave,
                 asks_how(turn.text),
                 goes_alone(turn.text) or tells_done(turn.text),
+                names_person(turn.text),
             )
             decision = await self._answer_first(turn, decision, move_scores)
         sitecontext.shape(self.pack, turn.record, turn.state, decision)

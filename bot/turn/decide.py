@@ -118,6 +118,7 @@ def decide(
     gave_values: bool = False,
     asks_how: bool = False,
     alone: bool = False,
+    person_named: bool = True,
 ) -> Decision:
     """The legal moves and the move. ``state`` is the conversation's, already updated by this
     turn's readings (values stored, a pending check resolved). ``move_scores``: the move head's
@@ -129,7 +130,9 @@ def decide(
     through alone (:func:`bot.text.goes_alone`) or tells of one that already happened
     (:func:`bot.text.tells_done`), so an intent with an outcome is served, not qualified: "is
     there a recorded demo I can watch on my own?" and "the demo you gave us was great" are no
-    demo lead."""
+    demo lead. ``person_named``: the message names a person or a way to be contacted
+    (:func:`bot.text.names_person`); without one, an unsure read of a hand-off is no reason to
+    hand off or to ask "did you mean: a person?"."""
     if scope["verdict"] == "out":
         return Decision(
             ["decline"], f"scope: {scope['rule']}", template=scope.get("template") or "decline"
@@ -148,7 +151,7 @@ def decide(
     hostile = sentiment_read["outcome"] == "act" and sentiment_read["answer"] == "hostile"
     blocked, resumes = _selling_blocks(state, intent, hostile)
     decision = _playbook(
-        pack, state, scope, intent, intent_read, blocked, gave_values, asks_how, alone
+        pack, state, scope, intent, intent_read, blocked, gave_values, asks_how, alone, person_named
     )
     decision.resumes = resumes
     offered = state.get("offered_person") == "declined"  # once is enough: no nagging
@@ -190,6 +193,7 @@ def _playbook(
     gave_values: bool = False,
     asks_how: bool = False,
     alone: bool = False,
+    person_named: bool = True,
 ) -> Decision:
     """The outcome table and the intents' own moves, before the hard rules narrow them."""
     pending = pack.intent(state.get("pending_intent") or "")
@@ -214,7 +218,7 @@ def _playbook(
     elif pending:
         decision = _serve(pack, state, pending, blocked, pending=True)
     elif intent_read["outcome"] == "unsure" and intent_read["answer"] not in (None, "none"):
-        decision = _unsure_intent(pack, state, intent_read, gave_values)
+        decision = _unsure_intent(pack, state, intent_read, gave_values, person_named)
     else:
         decision = Decision([pack.default_move, "handoff"], "no confident intent: playbook default")
     return decision
@@ -275,7 +279,11 @@ def value_check(check: ValueCheck) -> Decision:
 
 
 def _unsure_intent(
-    pack: Pack, state: ConversationState, intent_read: Read, gave_values: bool = False
+    pack: Pack,
+    state: ConversationState,
+    intent_read: Read,
+    gave_values: bool = False,
+    person_named: bool = True,
 ) -> Decision:
     """Offer the likeliest two, only those at or above the declared ``clarifyFloor``: a 1.4%
     option is not a plausible thing to ask about. A person is never offered as a runner-up ("did
@@ -285,7 +293,8 @@ def _unsure_intent(
     the message novel), the playbook prefers to hand off and
     the move head keeps the clarify question only when it is sure: "did you mean: a person?"
     to "I'd like to escalate this to your supervisor" asks what was said. Not when the message
-    gave a value ("my email is dana@example.com" reads as a person, being about one): it answers."""
+    gave a value ("my email is dana@example.com" reads as a person, being about one): it answers.
+    Nor when it names no person at all (``person_named``): the head read something else."""
     floor = pack.gates["clarifyFloor"]
     ranked = intent_read.get("ranking", [])[:2]
     options = [r["name"] for r in ranked if r["name"] != "none" and r["score"] >= floor]
@@ -296,6 +305,7 @@ def _unsure_intent(
         and ranked[0]["score"] >= PERSON_LIKELY
         and not novel
         and not gave_values
+        and person_named
     ):
         return Decision(
             ["handoff", "clarify"],
@@ -303,7 +313,7 @@ def _unsure_intent(
             options=options,
         )
     # A message that gave a value is not asked whether it wanted a person at all.
-    keep = 0 if gave_values else 1
+    keep = 0 if gave_values or not person_named else 1
     options = options[:keep] + [o for o in options[keep:] if not _hands_off(pack, o)]
     if not options:
         return Decision(
