@@ -114,3 +114,14 @@ async def test_a_question_naming_no_person_is_not_handed_off(client: TestClient)
     body = await _say(client, "can i force 2fa for everybody on the team, not just ask nicely")
     assert body["turn"]["move"]["name"] == "answer"
     assert body["replies"][0]["citations"][0]["key"] == "doc-account#sign-in"
+
+
+async def test_a_value_asked_of_one_product_is_found_where_every_product_is(
+    client: TestClient,
+) -> None:
+    # The Monitor overview holds no number of days; the trial entry, which speaks for every
+    # product, does. The question is read without the product's whole name ("Acme" too).
+    body = await _say(client, "How many days do I get to test Acme Monitor before I have to pay?")
+    assert body["replies"][0]["citations"][0]["key"] == "faq-trial"
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert "+every-product" in read["version"]

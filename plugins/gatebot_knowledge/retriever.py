@@ -412,7 +412,10 @@ class KnowledgeRetriever(Retriever):
             # AGAINST) is evidence against every part of it.
             return evidence
         if f.get("asks_value") and not f.get("holds_value"):
-            return self._value_in_a_sentence(query, k, evidence)
+            # "How many days do I get to test Acme Monitor": the value may be in one sentence's
+            # passage, or in one that answers for every product (the trial entry).
+            evidence = self._value_in_a_sentence(query, k, evidence)
+            return self._for_every_product(query, k, evidence)
         evidence = self._for_every_product(query, k, evidence)
         for sentence in question_sentences(query):
             # The question in a message of context ("Our tool wakes us at night with false
@@ -435,9 +438,12 @@ class KnowledgeRetriever(Retriever):
         product or names the company: :meth:`Umbrella.for_every_product`)."""
         umbrella = self._umbrella()
         names = umbrella.product_words()
+        # The product's whole name goes ("test Acme Monitor before I pay": "Acme" too, a word the
+        # trial entry does not use), once a product's own word is there.
+        named = {w for name in umbrella.products for w in tokenize(name)}
         words = query.split()
-        kept = [w for w in words if not set(tokenize(w)) & names]
-        if not names or len(kept) == len(words) or len(kept) < 3:
+        kept = [w for w in words if not set(tokenize(w)) & named]
+        if not names or not any(set(tokenize(w)) & names for w in words) or len(kept) < 3:
             return evidence
         part = self._evidence(" ".join(kept), k, None)
         index = self._current()
