@@ -28,16 +28,20 @@ FRESH5 = Path(__file__).parent / "data" / "acme_fresh5.jsonl"
 REQUESTS6 = Path(__file__).parent / "data" / "acme_requests6.jsonl"
 FRESH6 = Path(__file__).parent / "data" / "acme_fresh6.jsonl"
 FRESH7 = Path(__file__).parent / "data" / "acme_fresh7.jsonl"
+FRESH11 = Path(__file__).parent / "data" / "acme_fresh11.jsonl"
+FRESH12 = Path(__file__).parent / "data" / "acme_fresh12.jsonl"
+FRESH16 = Path(__file__).parent / "data" / "acme_fresh16.jsonl"
+FRESH17 = Path(__file__).parent / "data" / "acme_fresh17.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
     # measured 33 with the pack's fit (30 before), 32 with the second round of ``asked`` questions
     # ("when is a check marked as down": the Slack entry's "Can Monitor call me on the phone when
     # something is down?" now sits closer than the checks section): one of margin
-    "answer": (31 / 34, 0),
+    "answer": (32 / 34, 0),  # 33 after the tenth round
     # measured 16 of 16: one of margin ("can I export incident timelines to Jira" read 0.59
     # against the gate's 0.6 before the unseen-name rule, 0.35 with it)
-    "unanswerable": (15 / 16, 1),
+    "unanswerable": (15 / 16, 0),  # 16 after the tenth round
     "out_of_scope": (10 / 10, 0),
     "person": (4 / 4, 0),
     "action": (8 / 8, 0),
@@ -48,14 +52,14 @@ FLOORS = {
 PROBE_FLOORS = {
     # measured 23 with the pack's ``asked`` questions (13 with the pack's fit, 10 before): one of
     # margin
-    "answer": (22 / 27, 0),
+    "answer": (26 / 27, 0),  # 27 after the tenth round
     # measured 10 of 10: one of margin ("is there a pagerduty integration" read 0.56 before the
     # unseen-name rule, 0.32 with it)
     "unanswerable": (9 / 10, 0),  # measured 10 of 10 with the target-name penalty
     # measured 6: "my landlord won't give back my deposit" is declined since the hand-off and
     # seats lines joined the pack's texts (closeness 0.002 below the threshold; at the edge, its
     # margin -0.002 would decline it too), "tell me a joke" by the edge rule (margin -0.029)
-    "out_of_scope": (6 / 8, 0),
+    "out_of_scope": (7 / 8, 0),  # 8 after the tenth round
     "person": (6 / 6, 0),
     "action": (11 / 11, 0),
     "non_english": (2 / 4, 0),  # measured 3 with the ``asked`` questions (1 before)
@@ -74,7 +78,7 @@ REQUESTS_FLOORS = {
 HOLDOUT_FLOORS = {
     # measured 23 right, 0 wrong (18 and 1 before the ``asked`` questions); 25 since an asked
     # question close to the message vouches for its section (the seventh round)
-    "answer": (24 / 27, 0),
+    "answer": (26 / 27, 0),  # 27 after the tenth round
     # measured 12 right, 0 wrong (11 and 1 before: "does pipelines support Windows build
     # machines?" was matched to the Docker entry)
     "unanswerable": (11 / 12, 0),
@@ -89,7 +93,7 @@ OFFTOPIC_FLOORS = {
     # Netflix subscription" (declared billing words), "hey, how's your day going?" (a greeting)
     # and "my PS5 controller keeps disconnecting, how do I fix it" (edge, margin 0.126, intent
     # head none at 0.78)
-    "out_of_scope": (19 / 22, 0),
+    "out_of_scope": (20 / 22, 0),  # 21 after the tenth round
     "answer": (0 / 4, 0),  # measured 0 right, 4 safe: nothing wrong said, none declined
     # measured 8 of 10: "can I manage all of this from Ansible?" (below the threshold) and
     # "Linear integration?" (the margin) are declined, before the edge rule as after
@@ -104,7 +108,7 @@ FRESH_FLOORS = {
     # ``asked``; the last 40, written later: 34, against 22 before); 86 since shorthand is
     # written out ("PRs", "MS Teams") and a sure FAQ match far ahead in the ranking answers
     # 92 since an asked question close to the message vouches for its section (the seventh round)
-    "answer": (91 / 107, 0),
+    "answer": (102 / 107, 0),  # 103 after the tenth round
     # measured 51 of 57 right, 3 wrong (VAT twice, the Business plan's monthly price; 6 wrong
     # before the unseen-action rule: the trial extended twice, status page subscriptions); 5 of
     # them in Spanish, German and French, all right. 53, 2 wrong (VAT twice) since a plan the
@@ -125,7 +129,7 @@ FRESH_FLOORS = {
 #: requests to act are the weak kind: the floors hold what main reads, not a goal.
 FRESH4_FLOORS = {
     # measured 31 of 38 right, 0 wrong (30 before "MS Teams" was read); 33 since the seventh round
-    "answer": (32 / 38, 0),
+    "answer": (37 / 38, 0),  # 38 after the tenth round
     # measured 14 right, 2 wrong (the Business plan's price, logs kept longer); 16, 0 wrong, since
     # the seventh round
     "unanswerable": (15 / 16, 0),
@@ -168,14 +172,16 @@ REQUESTS2_FLOORS = {
 #: other sets already held dropped), run once before the fifth round and measured after each
 #: change of it, so no longer held out.
 FRESH5_FLOORS = {
-    "answer": (33 / 40, 0),  # measured 34 (31 before the fifth round), 0 wrong
+    # measured 34 (31 before the fifth round), 0 wrong; 39 after the tenth round
+    "answer": (38 / 40, 0),
     # measured 10 right, 2 wrong (the Business plan's price, a phone app); 13, 0 wrong, since the
     # seventh round
     "unanswerable": (12 / 14, 0),
     "out_of_scope": (10 / 10, 0),
     "person": (5 / 5, 0),
     "action": (14 / 15, 0),  # measured 15 (11 before)
-    "non_english": (4 / 6, 0),  # measured 4; 5 since the seventh round (Italian)
+    # measured 4; 5 since the seventh round (Italian); 6 after the tenth round
+    "non_english": (5 / 6, 0),
     "lookalike": (5 / 6, 0),  # measured 6 (4, 2 wrong, before)
 }
 #: The sixth requests set: 64 request lines a helper session wrote without seeing the pack's
@@ -194,7 +200,8 @@ REQUESTS6_FLOORS = {
 #: asked questions, examples or keywords; 6 that other sets held dropped), run once on the code
 #: before the sixth round, then used to develop it (README, "The sixth round").
 FRESH6_FLOORS = {
-    "answer": (32 / 39, 0),  # measured 31 (26 before the sixth round), 0 wrong; 33 since round 7
+    # measured 31 (26 before the sixth round), 0 wrong; 33 since round 7; 38 after the tenth round
+    "answer": (37 / 39, 0),
     # measured 14, 1 wrong (the Business plan's exact price); 15, 0 wrong, since the seventh round
     "unanswerable": (14 / 15, 0),
     "out_of_scope": (7 / 7, 0),
@@ -207,7 +214,8 @@ FRESH6_FLOORS = {
 #: other sets held dropped), run once on the code before the seventh round, then used to develop
 #: it (README, "The seventh round").
 FRESH7_FLOORS = {
-    "answer": (35 / 39, 0),  # measured 36 (33 before the seventh round), 0 wrong
+    # measured 36 (33 before the seventh round), 0 wrong; 39 after the tenth round
+    "answer": (38 / 39, 0),
     "unanswerable": (14 / 15, 0),  # measured 15 (12, 3 wrong, before)
     # measured 7 of 9: a cancelled flight to rebook with an airline, a build matrix in another
     # vendor's CI (both in scope, not answered, a person offered)
@@ -221,6 +229,50 @@ FRESH7_FLOORS = {
     "lookalike": (6 / 6, 0),
 }
 
+#: The eleventh and twelfth fresh sets: written by helper sessions from the pack's facts alone
+#: (the eighth round's held-out sets, then used to develop it and the ninth; README, "The eighth
+#: round"). Floors one below what main read when they were set, none wrong.
+FRESH11_FLOORS = {
+    "answer": (36 / 39, 0),  # measured 37 (35 before the ninth round)
+    "unanswerable": (13 / 14, 0),  # measured 14
+    # measured 7 of 8: "my iphone won't charge past 80%, is the battery dying?" is kept by the
+    # order-status intent's keyword "charge" (an intent's word outweighs the consumer_products
+    # topic), and answered by nothing
+    "out_of_scope": (7 / 8, 0),
+    "person": (5 / 5, 0),
+    "action": (14 / 14, 0),
+    "non_english": (7 / 8, 0),  # measured 8
+    "lookalike": (6 / 6, 0),
+}
+FRESH12_FLOORS = {
+    "answer": (30 / 40, 0),  # measured 31 (28 before the ninth round)
+    "unanswerable": (14 / 15, 0),  # measured 15
+    "out_of_scope": (8 / 8, 0),
+    "person": (5 / 5, 0),
+    "action": (10 / 10, 0),
+}
+#: The sixteenth and seventeenth fresh sets: 85 lines each, written by helper sessions from the
+#: pack's facts alone, run once on the code before the tenth round (README, "The tenth round"),
+#: then used to develop it; the lines other sets already held dropped (76 and 80 left).
+FRESH16_FLOORS = {
+    # measured 35 of 37, 0 wrong (34 before the tenth round, on the 37 kept)
+    "answer": (34 / 37, 0),
+    # measured 12 of 12 (2 asserted before: the trial extended, caches kept past a week)
+    "unanswerable": (11 / 12, 0),
+    "out_of_scope": (9 / 9, 0),
+    "person": (3 / 3, 0),
+    "action": (10 / 10, 0),
+    "non_english": (5 / 5, 0),
+}
+FRESH17_FLOORS = {
+    "answer": (34 / 37, 0),  # measured 35, 0 wrong (34 before the tenth round)
+    # measured 15 of 15 (2 asserted before: the trial's end, an email address changed)
+    "unanswerable": (14 / 15, 0),
+    "out_of_scope": (9 / 9, 0),  # measured 9 (8 before: an iPhone factory reset)
+    "person": (5 / 5, 0),
+    "action": (10 / 10, 0),
+    "non_english": (4 / 4, 0),
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -236,6 +288,10 @@ SETS = {
     REQUESTS6: REQUESTS6_FLOORS,
     FRESH6: FRESH6_FLOORS,
     FRESH7: FRESH7_FLOORS,
+    FRESH11: FRESH11_FLOORS,
+    FRESH12: FRESH12_FLOORS,
+    FRESH16: FRESH16_FLOORS,
+    FRESH17: FRESH17_FLOORS,
 }
 
 
@@ -279,6 +335,10 @@ def test_the_sets_share_no_message() -> None:
         "requests6",
         "fresh6",
         "fresh7",
+        "fresh11",
+        "fresh12",
+        "fresh16",
+        "fresh17",
     ],
 )
 async def test_the_set_holds_its_floors(
