@@ -1,16 +1,24 @@
 """What the tenth round of customer messages taught (README, "The tenth round"), through REST on
 the sample pack and in words: a stated length asked past in other words ("longer than a week"
-against "seven days"), made longer ("can the trial be extended") or asked about at its end ("when
-the 14 days are over") is not answered by the passage that states it; a question what to change
-is not answered by a passage that does not name it; another company's consumer product is out of
-scope even in the pack's own words."""
+against "seven days"), made longer ("can the trial be extended"), asked about at its end ("when
+the 14 days are over", "on day 15") or something asked for in place of what is stated ("as CSV
+instead of PDF") is not answered by the passage that states it; a question what to change is not
+answered by a passage that does not name it; another company's consumer product is out of scope
+even in the pack's own words; an unsure read of a hand-off in a message naming no person is not
+one; a value asked of one product may be held by the passage for every product."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from aiohttp.test_utils import TestClient
-from gatebot_knowledge.specific import beyond_stated, changed_thing, past_length
+from gatebot_knowledge.packfit import names_target
+from gatebot_knowledge.specific import (
+    beyond_stated,
+    changed_thing,
+    other_than_stated,
+    past_length,
+)
 
 from bot.packs import load_pack
 from bot.text import names_person
@@ -125,3 +133,34 @@ async def test_a_value_asked_of_one_product_is_found_where_every_product_is(
     assert body["replies"][0]["citations"][0]["key"] == "faq-trial"
     read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
     assert "+every-product" in read["version"]
+
+
+INVOICES = "Invoices are under Settings, then Billing. Account owners can download each as a PDF."
+CHECKS = "A check is marked down only when at least three locations fail."
+DELETED = "Deleting a workspace removes its data after a 30-day grace period."
+
+
+def test_something_in_place_of_what_is_stated() -> None:
+    asked = "Can Acme email them to our billing address each month instead of us downloading them?"
+    assert other_than_stated(asked, INVOICES)
+    assert other_than_stated("can I get them as CSV instead of PDF?", INVOICES)
+    assert other_than_stated("marked down only when 6 locations fail instead of 3?", CHECKS)
+    assert other_than_stated("we need it purged at once, not after 30 days", DELETED)
+    # What is asked for in its place is stated too: the passage answers.
+    teams = "Acme Monitor sends alerts to Slack, Microsoft Teams, email, SMS and phone calls."
+    assert not other_than_stated("can I get alerts in Teams instead of email?", teams)
+    # What is replaced is not stated: nothing to go past.
+    assert not other_than_stated("can I get them as CSV instead of XML?", INVOICES)
+
+
+def test_a_day_past_the_stated_length_and_a_link_valid_for_longer() -> None:
+    assert past_length("what happens on day 15 of the trial if I don't enter a card?", TRIAL)
+    assert not past_length("can I still cancel on day 10 of the trial?", TRIAL)
+    link = "The reset link is valid for one hour."
+    assert past_length("can an admin make it valid for longer?", link)
+    assert past_length("could the reset link stay open longer", link)
+
+
+def test_a_second_platform_after_a_two_word_name() -> None:
+    asked = "do self hosted runners run on Windows Server and on ARM64 machines?"
+    assert names_target(asked, ["ARM64"])

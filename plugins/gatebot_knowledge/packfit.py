@@ -280,7 +280,10 @@ def _targets(query: str) -> list[str]:
     return found
 
 
-_AND_NAME = re.compile(r"\s+(?:and|or|&)\s+([A-Za-z0-9][\w.\-]*)", re.IGNORECASE)
+#: "... and Y", "... Server and on Y" (a name of two words, the preposition said again).
+_AND_NAME = re.compile(
+    r"(?:\s+[A-Z][\w.\-]*)?\s+(?:and|or|&)\s+(?:(?:on|with|in|to)\s+)?([A-Za-z0-9][\w.\-]*)"
+)
 
 
 #: P(answerable) never above this when an unseen name is what the question asks to integrate,

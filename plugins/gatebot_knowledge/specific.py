@@ -228,6 +228,59 @@ _CHOSEN_AT = re.compile(
 _CHANGE_SAID = re.compile(r"\b(?:chang|switch|mov|migrat|transfer)\w*", re.IGNORECASE)
 
 
+#: Another way or value than one stated: "email them to our billing address instead of us
+#: downloading them", "when 6 locations fail instead of 3"; the words before run back at most
+#: six words, to the start of the clause.
+_INSTEAD_OF = re.compile(
+    r"((?:[\w@.'-]+\s+){1,6}?)(?:instead\s+of|rather\s+than)\s+(?:us\s+|me\s+|the\s+|a\s+|an\s+)?"
+    r"([\w-]+)",
+    re.IGNORECASE,
+)
+#: A stated figure turned down: "purged immediately, not after 30 days".
+_NOT_FIGURE = re.compile(
+    rf"\bnot\s+(?:after|in|within|for|until|every)\s+(?:the\s+)?({_NUMBER})[\s-]*([a-z]+)",
+    re.IGNORECASE,
+)
+
+
+def _value(word: str) -> float | None:
+    """A number written in digits or words ("3", "three"), or None."""
+    w = word.lower()
+    if re.fullmatch(r"\d+(?:\.\d+)?", w):
+        return float(w)
+    value = _WORD_VALUE.get(w) if w not in ("a", "an") else None
+    return None if value is None else float(value)
+
+
+def _instead_of_stated(question: str, text: str) -> bool:
+    """Whether ``question`` asks for something in place of what ``text`` states: the thing
+    replaced is stated (a word of the passage, or the same number), and what is asked for
+    instead is not (a word before "instead of" the passage lacks, or any other number)."""
+    said = set(tokenize(text))
+    numbers = {v for w in re.findall(r"[\w.]+", text) if (v := _value(w)) is not None}
+    for found in _INSTEAD_OF.finditer(question):
+        before, replaced = found.group(1), found.group(2)
+        value = _value(replaced)
+        if value is not None:
+            if value in numbers:
+                return True
+            continue
+        stems = tokenize(replaced)
+        if not stems or stems[0] not in said:
+            continue
+        # What is asked for in its place, by its last word ("to our billing address each
+        # month", "as CSV"): "alerts in MS Teams instead of email" asks for Teams, which is said.
+        asked = [w for w in tokenize(before) if w not in _LIGHT_VERBS and not w.isdigit()]
+        if asked and asked[-1] not in said:
+            return True
+    for found in _NOT_FIGURE.finditer(question):
+        number, thing = found.group(1).lower(), stem(found.group(2).lower())
+        for held in re.finditer(rf"\b{re.escape(number)}[\s-]*([a-z]+)", text, re.IGNORECASE):
+            if stem(held.group(1).lower()) == thing:
+                return True
+    return False
+
+
 def other_than_stated(question: str, text: str) -> bool:
     """Whether ``question`` asks for another value than the one ``text`` states (a time to set
     that the passage does not give, where it gives one), or to change later what ``text`` says is
@@ -239,6 +292,8 @@ def other_than_stated(question: str, text: str) -> bool:
         said = rf"\b{re.escape(number)}[\s-]*{re.escape(stem(unit.lower()))}"
         if not re.search(said, text, re.IGNORECASE):
             return True
+    if _instead_of_stated(question, text):
+        return True
     return bool(
         _CHANGED_LATER.search(question)
         and _CHOSEN_AT.search(text)
@@ -272,13 +327,18 @@ _PAST_LENGTH = re.compile(
     re.IGNORECASE,
 )
 _LENGTH_PARTS = re.compile(rf"\b({_NUMBER})[\s-]*({_UNITS})\b", re.IGNORECASE)
+#: A length a question names: "a day", "30 days".
+_ASKED_LENGTH = re.compile(rf"\b(a|an|{_NUMBER})[\s-]*({_UNITS})\b", re.IGNORECASE)
 #: Asked to make a stated length longer, with no figure: "can the trial be extended", "keep build
 #: caches longer", "an extension".
 _LENGTHENED = re.compile(
     r"\b(?:be|get|is|are)\s+(?:\w+\s+)?(?:extended|lengthened|prolonged)\b"
     r"|\b(?:extend|lengthen|prolong)\s+(?:the|my|our|your|it|this|that)\b|\bextensions?\b"
     r"|\b(?:keep|kept|store|stored|retain|retained|hold|held)\s+(?:\w+\s+){0,3}?(?:for\s+)?longer\b"
-    r"|\blonger\s+(?:trial|retention|period)\b",
+    r"|\blonger\s+(?:trial|retention|period)\b"
+    # "can an admin make it valid for longer", "could the link stay open longer"
+    r"|\b(?:valid|last|lasts|stay|stays|remain|remains|open|active|available)\s+(?:for\s+)?longer\b"
+    r"|\bmake\s+(?:\w+\s+){1,4}?longer\b",
     re.IGNORECASE,
 )
 _LONGER_SAID = re.compile(r"\b(?:extend\w*|extension|longer|lengthen\w*|prolong\w*)", re.IGNORECASE)
@@ -296,6 +356,10 @@ _END_SAID = re.compile(
     r"|laps\w*|runs?\s+out)\b",
     re.IGNORECASE,
 )
+
+
+#: A day counted into a stated length: "on day 15 of the trial".
+_DAY_NUMBER = re.compile(r"\bday\s+(\d+)\b|\b(\d+)(?:st|nd|rd|th)\s+day\b", re.IGNORECASE)
 
 
 def _days(number: str, unit: str) -> float | None:
@@ -321,8 +385,15 @@ def past_length(question: str, text: str) -> bool:
     for found in _PAST_LENGTH.finditer(question):
         if said(_days(found.group(1), found.group(2))):
             return True
+    # A day past every stated length ("what happens on day 15 of the trial" against a 14-day
+    # trial): the passage says what holds until then, not what comes after. (A time ago past it,
+    # "logs from two months ago, are they still around?", is answered by the length: no.)
+    longest = max((d for d in stated if d), default=None)
+    counted = [float(m.group(1) or m.group(2)) for m in _DAY_NUMBER.finditer(question)]
+    if longest is not None and any(d > longest * 1.05 for d in counted):
+        return True
     # A length of its own ("keep logs longer than 30 days" against "seven days") is not this one.
-    other = any(not said(_days(*m.groups())) for m in _LENGTH_PARTS.finditer(question))
+    other = any(not said(_days(*m.groups())) for m in _ASKED_LENGTH.finditer(question))
     if not other and _LENGTHENED.search(question) and not _LONGER_SAID.search(text):
         return True
     return bool(_AT_END.search(question) and not _END_SAID.search(text))
