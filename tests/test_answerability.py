@@ -17,10 +17,11 @@ from gatebot_knowledge.answerability import (
     shipped_heads,
 )
 from gatebot_knowledge.answerfit import fit_logistic
+from gatebot_knowledge.figures import asked_value, counted, holds_value
 from gatebot_knowledge.index import KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import Bm25Index
 from gatebot_knowledge.passages import Passage
-from gatebot_knowledge.specific import MISSING_AT, Specific, asked_value, counted, holds_value
+from gatebot_knowledge.specific import MISSING_AT, Specific
 
 from bot.app import App
 from bot.packs import load_pack

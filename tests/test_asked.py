@@ -235,7 +235,7 @@ async def test_forcing_two_factor_is_answered_from_the_sign_in_section(client: T
 
 
 def test_a_figure_asked_past_is_read_against_the_passage() -> None:
-    from gatebot_knowledge.specific import beyond_stated
+    from gatebot_knowledge.beyond import beyond_stated
 
     logs = "A failed job can be retried. Logs are kept for 30 days."
     assert beyond_stated("can we keep build logs longer than 30 days if we pay extra?", logs)

@@ -7,9 +7,9 @@ is not answered by the passage that states it; questions about the assistant its
 from __future__ import annotations
 
 from aiohttp.test_utils import TestClient
+from gatebot_knowledge.beyond import beyond_stated
 from gatebot_knowledge.lexical import tokenize
 from gatebot_knowledge.packfit import names_target, unseen_names
-from gatebot_knowledge.specific import beyond_stated
 
 from tests.test_answerability import _say
 
@@ -81,7 +81,7 @@ async def test_a_question_about_the_assistant_itself_is_declined(client: TestCli
 
 
 def test_a_count_of_places_is_held_by_a_number_of_locations() -> None:
-    from gatebot_knowledge.specific import counted, holds_value
+    from gatebot_knowledge.figures import counted, holds_value
 
     checks = "Acme Monitor checks your websites and APIs from twelve locations, every minute."
     for question in ("From how many places do you check?", "How many regions do you check from?"):

@@ -12,13 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from aiohttp.test_utils import TestClient
+from gatebot_knowledge.beyond import beyond_stated, other_than_stated, past_length
 from gatebot_knowledge.packfit import names_target
-from gatebot_knowledge.specific import (
-    beyond_stated,
-    changed_thing,
-    other_than_stated,
-    past_length,
-)
+from gatebot_knowledge.specific import changed_thing
 
 from bot.packs import load_pack
 from bot.text import names_person

@@ -42,6 +42,7 @@ from bot.store import passages as stored
 from gatebot_knowledge.answerability import DEPTH, Evidence, Umbrella, agreeing_rivals, assess
 from gatebot_knowledge.embedder import Embedder, load_embedder
 from gatebot_knowledge.faqmatch import faq_match
+from gatebot_knowledge.figures import asked_value, holds_value
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index, tokenize
 from gatebot_knowledge.multilingual import CrossMatch, MultilingualFaq
@@ -57,7 +58,6 @@ from gatebot_knowledge.packfit import (
 )
 from gatebot_knowledge.passages import Passage, attach_asked, pack_passages, text_hash
 from gatebot_knowledge.sentences import question_sentences
-from gatebot_knowledge.specific import asked_value, holds_value
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,168 @@
+"""Values in questions and in passages: numbers, lengths of time, periods and counts.
+
+What kind of value a question asks for (:func:`asked_value`: how long, how often, how many) and
+whether a passage holds one (:func:`holds_value`), read by :mod:`gatebot_knowledge.specific`; the
+numbers and lengths a question asks past or in place of, read by :mod:`gatebot_knowledge.beyond`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gatebot_knowledge.lexical import stem
+
+UNITS = r"(?:second|sec|minute|min|hour|hr|day|week|month|year|business day|working day)s?"
+NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
+    " sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty hundred thousand"
+    " million dozen"
+).split()
+NUMBER = r"(?:\d+(?:[.,]\d+)?|" + "|".join(NUMBER_WORDS) + r")"
+#: A length of time ("30 days", "14-day") and a period ("every minute", "daily"): either is a time,
+#: not a count.
+LENGTH = rf"{NUMBER}[\s-]*{UNITS}\b"
+_PERIOD = rf"every\s+(?:{NUMBER}\s+)?{UNITS}\b|(?:hourly|daily|weekly|monthly|yearly|annually)\b"
+DURATION_HELD = re.compile(rf"\b(?:{LENGTH}|{_PERIOD})", re.IGNORECASE)
+#: A count: "one" is left out, being as often a pronoun ("unless one names another").
+_COUNT = r"(?:\d+(?:[.,]\d+)?|" + "|".join(w for w in NUMBER_WORDS if w != "one") + r")"
+_ANY_NUMBER = re.compile(rf"\b{_COUNT}\b|\bunlimited\b|\bno limit\b", re.IGNORECASE)
+_LIST = re.compile(r"\w+, [\w ]+, [\w ,]*\b(?:and|or) \w+")
+DURATION_ASKED = re.compile(
+    rf"\bhow\s+(?:long|soon|quickly|far\s+back)\b|\bhow\s+many\s+{UNITS}\b", re.IGNORECASE
+)
+_FREQUENCY_ASKED = re.compile(r"\bhow\s+(?:often|frequently)\b", re.IGNORECASE)
+#: How long (a length of time: "30 days", "14-day", not "every minute") and how often ("every
+#: minute", "daily"): "how long is uptime history kept" is not answered by "checks ... every
+#: minute", nor "how often do you check" by "kept for 30 days".
+LENGTH_HELD = re.compile(rf"(?<!every )\b{LENGTH}", re.IGNORECASE)
+_FREQUENCY_HELD = re.compile(rf"\b(?:{_PERIOD}|{NUMBER}\s+times\b)", re.IGNORECASE)
+_COUNT_ASKED = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+_LIMIT_ASKED = re.compile(
+    r"^\s*(?:what|whats|what's|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits"
+    r"|number\s+of)\b",
+    re.IGNORECASE,
+)
+#: What a count question counts: the first word after "how many" or "number of" that is not an
+#: adjective of amount ("how many different websites" is rare enough to leave to the head).
+_COUNTED = re.compile(r"\b(?:how\s+many|number\s+of)\s+([a-z][a-z-]+)", re.IGNORECASE)
+#: A number counts the thing named at most this many words after it ("twelve locations", "three
+#: paid seats").
+_COUNT_REACH = 2
+_FIND_OUT = re.compile(
+    r"\b(?:where|how)\s+(?:can|do|could|would|should)\s+(?:i|we|you)\s+"
+    r"(?:see|find|check|tell|look|know)\b|\bfind\s+out\b",
+    re.IGNORECASE,
+)
+
+
+def stems(words: str) -> frozenset[str]:
+    """The stems of the space-separated ``words``."""
+    return frozenset(stem(w) for w in words.split())
+
+
+#: Verbs that name no action of their own ("can I get ...", "how do I see ...").
+LIGHT_VERBS = stems(
+    "be get have has do make use see find know set go start need want put keep pick turn"
+    " take give tell ask try run change choose access reach talk speak contact say work come"
+    " still also just done made given please"
+    # Asking to be told or shown ("could someone explain how it is priced", "how far back can I
+    # look at build logs", "where can I grab last month's invoice"): no action of the product's.
+    " explain describe clarify look view grab"
+)
+
+
+def asked_value(question: str) -> str | None:
+    """``"duration"``, ``"frequency"``, ``"count"`` or None: the kind of value ``question`` asks
+    for. A question
+    about where or how to find a value asks for a place or a way, not the value ("where can I
+    see how long my route is")."""
+    if _FIND_OUT.search(question):
+        return None
+    if DURATION_ASKED.search(question):
+        return "duration"
+    if _FREQUENCY_ASKED.search(question):
+        return "frequency"
+    if _COUNT_ASKED.search(question) or _LIMIT_ASKED.search(question):
+        return "count"
+    return None
+
+
+#: What a count question counts, in the words a help page uses for the same thing: "from how many
+#: places / regions do you check" is answered by "from twelve locations" (stems: a plural is the
+#: same entry).
+_COUNTED_AS = {
+    stem(word): stems(f"{word} {same}")
+    for word, same in {
+        "place": "location",
+        "region": "location",
+        "spot": "location",
+        "user": "seat member",
+        "people": "seat member",
+    }.items()
+}
+
+
+def counted(question: str) -> str | None:
+    """The stem of what a count question counts ("how many websites": "website"), or None when
+    it names nothing after "how many" / "number of"."""
+    found = _COUNTED.search(question)
+    return stem(found.group(1).lower()) if found else None
+
+
+def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
+    """Whether ``text`` holds a value of ``kind``; for a count of ``counts`` (a stem), a number
+    of that thing ("twelve locations" holds how many locations, not how many websites)."""
+    if kind == "duration":
+        return LENGTH_HELD.search(text) is not None
+    if kind == "frequency":
+        return _FREQUENCY_HELD.search(text) is not None
+    # A count: any number that is not a length of time ("seven days" says how long, not how
+    # many), or a list that can be counted ("owner, admin, member or viewer").
+    rest = DURATION_HELD.sub(" ", text)
+    if counts is not None:
+        words = [stem(w) for w in re.findall(r"[a-z0-9]+", rest.lower())]
+        named = _COUNTED_AS.get(counts, frozenset((counts,)))
+        numbered = any(
+            _ANY_NUMBER.fullmatch(w) and named & set(words[i + 1 : i + 1 + _COUNT_REACH])
+            for i, w in enumerate(re.findall(r"[a-z0-9]+", rest.lower()))
+        )
+        return numbered or (_LIST.search(rest) is not None and bool(named & set(words)))
+    return _ANY_NUMBER.search(rest) is not None or _LIST.search(rest) is not None
+
+
+#: What a length of time is in days, to read "a week" as the passage's "seven days".
+_DAYS = {
+    "second": 1 / 86400,
+    "sec": 1 / 86400,
+    "minute": 1 / 1440,
+    "min": 1 / 1440,
+    "hour": 1 / 24,
+    "hr": 1 / 24,
+    "day": 1,
+    "business day": 1,
+    "working day": 1,
+    "week": 7,
+    "month": 30,
+    "year": 365,
+}
+_WORD_VALUE = dict(
+    zip(NUMBER_WORDS, [*range(1, 21), 30, 40, 50, 60, 100, 1000, 10**6, 12], strict=True)
+)
+_WORD_VALUE.update(a=1, an=1)
+
+
+def in_days(number: str, unit: str) -> float | None:
+    """A length of time in days, or None for a number not read ("2.5")."""
+    n, unit = number.lower(), unit.lower()
+    value = float(n) if n.isdigit() else _WORD_VALUE.get(n)
+    per = _DAYS.get(unit) or _DAYS.get(unit[:-1])  # "days", "business days"
+    return None if value is None or per is None else value * per
+
+
+def number_value(word: str) -> float | None:
+    """A number written in digits or words ("3", "three"), or None."""
+    w = word.lower()
+    if re.fullmatch(r"\d+(?:\.\d+)?", w):
+        return float(w)
+    value = _WORD_VALUE.get(w) if w not in ("a", "an") else None
+    return None if value is None else float(value)
