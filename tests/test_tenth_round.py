@@ -13,7 +13,8 @@ from pathlib import Path
 
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import beyond_stated, other_than_stated, past_length
-from gatebot_knowledge.packfit import names_target
+from gatebot_knowledge.lexical import stem, tokenize
+from gatebot_knowledge.packfit import names_target, unseen_names
 from gatebot_knowledge.specific import changed_thing
 
 from bot.packs import load_pack
@@ -160,3 +161,28 @@ def test_a_day_past_the_stated_length_and_a_link_valid_for_longer() -> None:
 def test_a_second_platform_after_a_two_word_name() -> None:
     asked = "do self hosted runners run on Windows Server and on ARM64 machines?"
     assert names_target(asked, ["ARM64"])
+
+
+def test_a_region_picked_at_set_up_and_moved_now() -> None:
+    region = "Customer data is stored in the EU or the US, chosen when the workspace is created."
+    asked = "We picked the EU region when we set up the workspace. Can we move it to the US region?"
+    assert beyond_stated(asked, region)
+    assert not beyond_stated("Which region did we pick when we set up the workspace?", region)
+
+
+def test_urls_and_probes_are_no_names_of_their_own() -> None:
+    from gatebot_knowledge.figures import holds_value
+
+    assert holds_value("count", "checks from twelve locations, every minute", stem("probe"))
+    known = {w: 1 for w in tokenize("websites apis locations checks")}
+    assert unseen_names(known, "how many probe sites hit our URLs?") == []
+
+
+async def test_a_cover_letter_for_a_product_job_is_declined(client: TestClient) -> None:
+    # "help" is a topic word of the pack's and the intent head leans to demo (0.78) on "product
+    # manager"; a lean with none of the demo flow's own words does not keep a message the domain
+    # check places outside.
+    body = await _say(client, "can you help me write a cover letter for a product manager job")
+    turn = body["turn"]
+    assert turn["move"]["name"] == "decline"
+    assert turn["flow"] is None and not turn["model_calls"]

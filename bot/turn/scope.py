@@ -381,6 +381,11 @@ class ScopeCheck:
         if intent.move == "handoff":
             return reading.confidence >= self.pack.gates["intent"]
         flows = {f.trigger.intent for f in self.pack.flows.values()}
+        if not (or_flow and reading.reason is None and intent.name in flows):
+            return False
         # A lean is enough here: the message already holds one of the pack's words ("hiring a
-        # new dev next week, need another license for her": seats at 0.83).
-        return or_flow and reading.reason is None and intent.name in flows
+        # new dev next week, need another license for her": seats at 0.83); but a lean alone,
+        # with none of the flow's own words, is the head's guess about a stranger ("can you help
+        # me write a cover letter for a product manager job": demo at 0.78).
+        sure = reading.confidence >= self.pack.gates["intent"]
+        return sure or bool(matching(normalise(text), intent.keywords))

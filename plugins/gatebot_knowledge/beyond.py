@@ -61,7 +61,10 @@ _OTHER_TIME = re.compile(
 #: to the EU after it was created?"
 _CHANGED_LATER = re.compile(
     r"\b(?:change|switch|move|migrate|transfer)\b.{0,80}?\b(?:after|later|afterwards|"
-    r"once\s+(?:it|we|the)\b)",
+    r"once\s+(?:it|we|the)\b)"
+    # "We picked the EU region when we set up the workspace ... can we move it to the US?"
+    r"|\b(?:picked|chose|chosen|selected|went\s+with)\b.{0,60}?\b(?:when|at|during)\b.{0,120}?"
+    r"\b(?:change|switch|move|migrate|transfer)\b",
     re.IGNORECASE,
 )
 #: A passage that says when something is chosen ("chosen when the workspace is created").

@@ -96,6 +96,7 @@ _COUNTED_AS = {
         "place": "location",
         "region": "location",
         "spot": "location",
+        "probe": "location",
         "user": "seat member",
         "people": "seat member",
     }.items()

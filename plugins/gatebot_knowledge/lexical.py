@@ -92,7 +92,10 @@ QUERY_STOPWORDS = frozenset(
     "what which where when who whom whose why wher hows thats theres teh hte adn ur pls plz im ive"
     " youre".split()
 )
-CHAT_STEMS = frozenset(stem(w) for w in (*CHAT_WORDS, *ROLE_WORDS))
+#: An address on the web, not a thing of its own: "how many probe sites hit our URLs?" asks
+#: about the websites checked, which a page on checking websites names otherwise.
+WEB_WORDS = "url urls".split()
+CHAT_STEMS = frozenset(stem(w) for w in (*CHAT_WORDS, *ROLE_WORDS, *WEB_WORDS))
 #: "what about SMS?" asks about SMS: the "about" of a follow-up is no word of the question (as a
 #: query stop word everywhere it cost one false answer on stackfaq-dev's held-out questions).
 _WHAT_ABOUT = re.compile(r"\b(what|how)\s+about\b", re.IGNORECASE)
