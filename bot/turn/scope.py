@@ -97,8 +97,10 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) ->
     outside = [r for r in pack.out_of_scope if matching(norm, r.keywords)]
     if not covered:
         declines = outside
+    elif products or intents:
+        declines = []
     else:  # topic words alone do not keep a message a despite_topics topic names
-        declines = [r for r in outside if r.despite_topics and not products + intents]
+        declines = [r for r in outside if r.despite_topics]
     if declines:
         rule = declines[0]
         return {"verdict": "out", "rule": f"out_of_scope:{rule.key}", "template": rule.template}

@@ -192,10 +192,10 @@ def past_length(question: str, text: str) -> bool:
     where the passage says nothing of extending it or of its end."""
     if LENGTH_HELD.search(text) is None:
         return False
-    stated = [in_days(*m.groups()) for m in _LENGTH_PARTS.finditer(text)]
+    stated = [d for m in _LENGTH_PARTS.finditer(text) if (d := in_days(*m.groups()))]
 
     def said(days: float | None) -> bool:
-        return bool(days) and any(s and 0.9 <= days / s <= 1.1 for s in stated)  # type: ignore[operator]
+        return days is not None and days > 0 and any(0.9 <= days / s <= 1.1 for s in stated)
 
     for found in _PAST_LENGTH.finditer(question):
         if said(in_days(found.group(1), found.group(2))):
@@ -203,7 +203,7 @@ def past_length(question: str, text: str) -> bool:
     # A day past every stated length ("what happens on day 15 of the trial" against a 14-day
     # trial): the passage says what holds until then, not what comes after. (A time ago past it,
     # "logs from two months ago, are they still around?", is answered by the length: no.)
-    longest = max((d for d in stated if d), default=None)
+    longest = max(stated, default=None)
     counted = [float(m.group(1) or m.group(2)) for m in _DAY_NUMBER.finditer(question)]
     if longest is not None and any(d > longest * 1.05 for d in counted):
         return True

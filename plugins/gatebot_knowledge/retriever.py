@@ -441,9 +441,9 @@ class KnowledgeRetriever(Retriever):
         # The product's whole name goes ("test Acme Monitor before I pay": "Acme" too, a word the
         # trial entry does not use), once a product's own word is there.
         named = {w for name in umbrella.products for w in tokenize(name)}
-        words = query.split()
-        kept = [w for w in words if not set(tokenize(w)) & named]
-        if not names or not any(set(tokenize(w)) & names for w in words) or len(kept) < 3:
+        words = [(w, set(tokenize(w))) for w in query.split()]
+        kept = [w for w, stems in words if not stems & named]
+        if not names or not any(stems & names for _, stems in words) or len(kept) < 3:
             return evidence
         part = self._evidence(" ".join(kept), k, None)
         index = self._current()
