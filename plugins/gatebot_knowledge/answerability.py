@@ -320,7 +320,8 @@ def assess(
     products, see :class:`Umbrella`; ``fit``: the pack's calibration, see
     :mod:`gatebot_knowledge.packfit`, not applied to a question naming what the pack never
     says)."""
-    names = unseen_names(index.lexical.vocab, query, fit.declared if fit else frozenset())
+    declared = fit.declared if fit else frozenset()
+    names = unseen_names(index.lexical.vocab, query, declared, written=index.written)
     if names:
         # The ways the pack says its passages are asked vouch for paraphrases of what it says,
         # not for a question naming what it never says ("can my builds run on ARM machines" is

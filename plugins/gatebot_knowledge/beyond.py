@@ -181,6 +181,20 @@ _END_SAID = re.compile(
 )
 
 
+#: A length asked to be kept for, as a possibility: "can we keep build logs for 90 days?", "is it
+#: possible to retain caches for a month?". Longer than every stated length, it asks whether the
+#: stated one can move (a shorter one is within it: the passage answers that).
+_KEPT_FOR = re.compile(
+    r"\b(?:keep|kept|store|stored|retain|retained|hold|held|save|saved|preserve|preserved"
+    r"|archive|archived|extend|extended|last|lasts|stay|stays)\b(?:\s+[\w'-]+){0,4}?\s+for\s+"
+    rf"(?:up\s+to\s+|at\s+least\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
+    re.IGNORECASE,
+)
+_POSSIBLE = re.compile(
+    r"\b(?:can|could|possible|option|allow\w*|able|way\s+to|pay\w*|upgrade|configur\w*)\b",
+    re.IGNORECASE,
+)
+
 #: A day counted into a stated length: "on day 15 of the trial".
 _DAY_NUMBER = re.compile(r"\bday\s+(\d+)\b|\b(\d+)(?:st|nd|rd|th)\s+day\b", re.IGNORECASE)
 
@@ -207,6 +221,10 @@ def past_length(question: str, text: str) -> bool:
     counted = [float(m.group(1) or m.group(2)) for m in _DAY_NUMBER.finditer(question)]
     if longest is not None and any(d > longest * 1.05 for d in counted):
         return True
+    if longest is not None and _POSSIBLE.search(question):
+        kept = [in_days(*m.groups()) for m in _KEPT_FOR.finditer(question)]
+        if any(d is not None and d > longest * 1.05 for d in kept):
+            return True
     # A length of its own ("keep logs longer than 30 days" against "seven days") is not this one.
     other = any(not said(in_days(*m.groups())) for m in _ASKED_LENGTH.finditer(question))
     if not other and _LENGTHENED.search(question) and not _LONGER_SAID.search(text):

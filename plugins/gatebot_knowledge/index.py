@@ -111,6 +111,7 @@ class KnowledgeIndex:
         self._surfaces: dict[str, str] = {}  # a stem's surface word, for spelled()
         self._plain: KnowledgeIndex | None = None  # see without_asked()
         self._said: frozenset[str] | None = None  # see said
+        self._written: frozenset[str] | None = None  # see written
         if vectors is not None and len(vectors.joint) != len(passages):
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
 
@@ -129,6 +130,16 @@ class KnowledgeIndex:
             else:
                 self._said = frozenset(t for p in self.passages for t in tokenize(p.said))
         return self._said
+
+    @property
+    def written(self) -> frozenset[str]:
+        """The words the passages write, as written (lower case, unstemmed): whether the pack
+        says "Windows" itself or only "window" (see .packfit's NAMES_LIKE_WORDS)."""
+        if self._written is None:
+            self._written = frozenset(
+                w for p in self.passages for w in re.findall(r"[a-z0-9]+", p.lexical.lower())
+            )
+        return self._written
 
     def spelled(self, query: str) -> str:
         """``query`` with chat shorthand written out (:mod:`.shorthand`: "PRs" -> "pull

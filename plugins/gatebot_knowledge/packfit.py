@@ -170,20 +170,30 @@ def _sentence_start(text: str, start: int) -> bool:
     return not before or before[-1] in ".!?:;\"'(-\u00bf\u00a1\u201c\u2018"
 
 
+#: Names that stem to an ordinary word: "Windows" reads as "window", which a pack may say of an
+#: undo window. Named (capitalised, or what something is asked to run on or work with) where the
+#: pack never writes the name itself, it is a thing the pack never speaks of.
+NAMES_LIKE_WORDS = frozenset({"windows", "outlook", "chrome", "safari", "edge", "excel"})
+
+
 def unseen_names(
     known: dict[str, int],
     query: str,
     declared: frozenset[str] = frozenset(),
     capitals: bool = True,
+    written: frozenset[str] | None = None,
 ) -> list[str]:
     """Words of ``query`` the pack never uses (``known``: its passages' stemmed vocabulary;
     ``declared``: its keywords' stems) that name a thing: capitalised other than at a sentence's
     start, an acronym, a domain, or what is asked to be integrated or connected (see the module
     docstring). ``capitals=False`` for a language that capitalises every noun (German): there a
-    capital says nothing of a name."""
+    capital says nothing of a name. ``written``: the passages' words as written, where known
+    (a name of :data:`NAMES_LIKE_WORDS` is looked for there, not by its stem)."""
 
     def unseen(word: str) -> bool:
         ignored = CHAT_STEMS | QUERY_STOPWORDS
+        if written is not None and word.lower() in NAMES_LIKE_WORDS:
+            return word.lower() not in written
         # A domain is read without its top level: "gitlab.com" is GitLab, which the pack says;
         # "status.ourcompany.com" names what it never does (no compound of "status", below).
         domain = "." in word.strip(".")

@@ -527,7 +527,8 @@ class KnowledgeRetriever(Retriever):
         found = faq_match(index, query, qvec)
         held = self._fit
         declared = held[1].declared if held is not None and held[0] is index else frozenset()
-        if found.key is not None and unseen_names(index.lexical.vocab, query, declared):
+        vocab = index.lexical.vocab
+        if found.key is not None and unseen_names(vocab, query, declared, written=index.written):
             # A question about something the pack never names is no entry's (see .packfit).
             return FaqMatch(None, 0.0, found.score, mode)
         return found
@@ -584,7 +585,8 @@ class KnowledgeRetriever(Retriever):
         fit = self._fit
         declared = fit[1].declared if fit is not None and fit[0] is index else frozenset()
         vocab = index.lexical.vocab
-        names = unseen_names(vocab, query, declared, capitals=language not in NOUN_CAPITALS)
+        capitals = language not in NOUN_CAPITALS
+        names = unseen_names(vocab, query, declared, capitals, index.written)
         if found.row is not None and [n for n in names if not cognate(n, vocab)]:
             # As in the pack's language: a question naming what the pack never says ("...avec
             # Bitbucket ?") is no entry's, however close its wording is to one.

@@ -1,0 +1,58 @@
+"""What the eleventh round of customer messages taught (README, "The eleventh round"), through
+REST on the sample pack and in words: a length asked to be kept for, longer than every length the
+passage states ("can we keep build logs for 90 days?" against 30), asks whether the stated one
+can move, which the passage does not say; a name that stems to an ordinary word ("Windows" reads
+as "window", which the pack says of an undo window) is a name the pack never says when the pack
+never writes it."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient
+from gatebot_knowledge.beyond import past_length
+from gatebot_knowledge.lexical import tokenize
+from gatebot_knowledge.packfit import unseen_names
+
+from tests.test_answerability import _say
+
+LOGS = "A failed job can be retried from the pipeline page. Logs are kept for 30 days."
+
+
+def test_a_length_asked_to_be_kept_for_past_the_stated_one() -> None:
+    assert past_length("Can we keep build logs for 90 days?", LOGS)
+    assert past_length("could logs be stored for a year if we pay extra", LOGS)
+    assert past_length("is it possible to retain logs for up to 6 months?", LOGS)
+    # Within the stated length, or asked without asking whether it can be: the passage answers.
+    assert not past_length("can we keep logs for a week?", LOGS)
+    assert not past_length("are logs kept for 30 days?", LOGS)
+    assert not past_length("do you keep logs for 60 days", LOGS)
+    assert not past_length("logs from 60 days ago, can I still see them?", LOGS)
+
+
+def test_a_name_that_stems_to_an_ordinary_word() -> None:
+    written = frozenset("is there an undo window after deleting".split())
+    known = {w: 1 for w in tokenize(" ".join(written))}
+    asked = "do self-hosted runners work on windows machines?"
+    assert unseen_names(known, asked, written=written) == ["windows"]
+    assert unseen_names(known, "Can runners run on Windows Server?", written=written) == [
+        "Windows",
+        "Server",
+    ]
+    # A pack that writes the name itself speaks of it; without the written words, the stem.
+    said = written | {"windows"}
+    assert unseen_names(known, asked, written=said) == []
+    assert unseen_names(known, asked) == []
+    # As an ordinary word it is no name: "is the undo window long?" names nothing.
+    assert unseen_names(known, "how long is the undo window?", written=written) == []
+
+
+async def test_past_the_stated_length_or_on_an_unwritten_platform(client: TestClient) -> None:
+    for text, version in (
+        ("Can we keep build logs for 90 days? Auditors want more than a month.", "+beyond-stated"),
+        ("do self-hosted runners work on windows machines? most of our boxes are", "+unseen-name"),
+    ):
+        body = await _say(client, text)
+        assert not any(r.get("citations") for r in body["replies"]), text
+        read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+        assert version in read["version"], (text, read["version"])
+    body = await _say(client, "how long are build logs kept?")
+    assert body["replies"][0]["citations"][0]["key"] == "doc-pipelines#retries-and-logs"
