@@ -32,6 +32,8 @@ FRESH11 = Path(__file__).parent / "data" / "acme_fresh11.jsonl"
 FRESH12 = Path(__file__).parent / "data" / "acme_fresh12.jsonl"
 FRESH16 = Path(__file__).parent / "data" / "acme_fresh16.jsonl"
 FRESH17 = Path(__file__).parent / "data" / "acme_fresh17.jsonl"
+FRESH22 = Path(__file__).parent / "data" / "acme_fresh22.jsonl"
+FRESH23 = Path(__file__).parent / "data" / "acme_fresh23.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -273,6 +275,27 @@ FRESH17_FLOORS = {
     "action": (10 / 10, 0),
     "non_english": (4 / 4, 0),
 }
+#: The twenty-second and twenty-third fresh sets: 80 lines each, written by helper sessions from
+#: the pack's facts alone, run once on the code before the eleventh round (README, "The eleventh
+#: round"), then used to develop it; the lines other sets already held dropped (73 and 78 left).
+FRESH22_FLOORS = {
+    "answer": (34 / 37, 0),  # measured 35 of 37, 0 wrong
+    # measured 13 of 14, 1 asserted ("can admins download invoices too", the owner's entry;
+    # 2 before: logs kept for 90 days)
+    "unanswerable": (12 / 14, 1),
+    "out_of_scope": (8 / 8, 0),
+    "person": (4 / 4, 0),
+    "action": (10 / 10, 0),
+}
+FRESH23_FLOORS = {
+    "answer": (33 / 40, 0),  # measured 34 of 40, 0 wrong
+    # measured 14 of 15, 1 asserted (billing during a deleted workspace's grace period; 2 before:
+    # self-hosted runners on Windows)
+    "unanswerable": (13 / 15, 1),
+    "out_of_scope": (9 / 9, 0),
+    "person": (4 / 4, 0),
+    "action": (10 / 10, 0),
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -292,6 +315,8 @@ SETS = {
     FRESH12: FRESH12_FLOORS,
     FRESH16: FRESH16_FLOORS,
     FRESH17: FRESH17_FLOORS,
+    FRESH22: FRESH22_FLOORS,
+    FRESH23: FRESH23_FLOORS,
 }
 
 
@@ -339,6 +364,8 @@ def test_the_sets_share_no_message() -> None:
         "fresh12",
         "fresh16",
         "fresh17",
+        "fresh22",
+        "fresh23",
     ],
 )
 async def test_the_set_holds_its_floors(
