@@ -7,11 +7,15 @@ never writes it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import past_length
 from gatebot_knowledge.lexical import tokenize
 from gatebot_knowledge.packfit import unseen_names
+from gatebot_knowledge.retriever import KnowledgeRetriever
 
+from bot.packs import load_pack
 from tests.test_answerability import _say
 
 LOGS = "A failed job can be retried from the pipeline page. Logs are kept for 30 days."
@@ -56,3 +60,29 @@ async def test_past_the_stated_length_or_on_an_unwritten_platform(client: TestCl
         assert version in read["version"], (text, read["version"])
     body = await _say(client, "how long are build logs kept?")
     assert body["replies"][0]["citations"][0]["key"] == "doc-pipelines#retries-and-logs"
+
+
+def test_the_reading_for_every_product_is_made_only_where_one_may_answer() -> None:
+    # Read without the product's name, a question costs a query embedding more: made only where
+    # a passage speaking for every product is among the best (the trial entry for "can i try
+    # pipelines before paying"), not for "does Pipelines support Docker builds?".
+    retriever = KnowledgeRetriever(load_pack(Path(__file__).parents[1] / "knowledge" / "acme"))
+    retriever.build()
+    embedder = retriever.embedder
+    assert embedder is not None
+    embedded: list[str] = []
+    embed_query = embedder.embed_query
+
+    def counted(text: str) -> object:
+        embedded.append(text)
+        return embed_query(text)
+
+    embedder.embed_query = counted  # type: ignore[method-assign]
+    docker = retriever.evidence_sync("Does Pipelines support Docker builds?")
+    assert docker.facts[0].key == "faq-docker"
+    assert embedded == ["Does Pipelines support Docker builds?"]
+    embedded.clear()
+    trial = retriever.evidence_sync("can i try pipelines before paying for it")
+    assert trial.facts[0].key == "faq-trial" and "+every-product" in trial.version
+    asked = "can i try pipelines before paying for it"
+    assert embedded == [asked, "can i try before paying for it"]

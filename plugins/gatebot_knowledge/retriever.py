@@ -85,6 +85,10 @@ FAQ_MATCH_SURE = 0.95
 #: 0.65, 20 and 3; from 0.75, 9 and 0.
 ASKED_MATCH_AT = 0.7
 ASKED_MATCH_SCALE = 0.025
+#: How many of the best passages by BM25 alone the words of a question without its product's name
+#: are looked through for one that speaks for every product (:meth:`KnowledgeRetriever.
+#: _for_every_product`).
+EVERY_PRODUCT_RANKS = 3
 #: Features that speak against a whole message (each of its sentences read alone included) and
 #: that no FAQ match outweighs: a name the pack never mentions (.packfit), an action or thing it
 #: never names, a plan the passage does not name, a figure asked past (.specific).
@@ -445,8 +449,10 @@ class KnowledgeRetriever(Retriever):
         kept = [w for w, stems in words if not stems & named]
         if not names or not any(stems & names for _, stems in words) or len(kept) < 3:
             return evidence
-        part = self._evidence(" ".join(kept), k, None)
         index = self._current()
+        if not self._may_speak_for_every_product(index, umbrella, " ".join(kept), evidence):
+            return evidence
+        part = self._evidence(" ".join(kept), k, None)
         row = index.by_key.get(part.facts[0].key) if part.facts else None
         if row is None or not umbrella.for_every_product(index, row):
             return evidence
@@ -454,6 +460,17 @@ class KnowledgeRetriever(Retriever):
             part.version += "+every-product"
             return part
         return evidence
+
+    @staticmethod
+    def _may_speak_for_every_product(
+        index: KnowledgeIndex, umbrella: Umbrella, kept: str, evidence: Evidence
+    ) -> bool:
+        """Whether a passage that speaks for every product is among the whole message's best
+        (its evidence's candidates) or the words kept's best by BM25 alone: the reading without
+        the product's name (a query embedding more) is made only then."""
+        rows = [index.by_key.get(f.key) for f in evidence.facts]
+        rows += [r for r, _ in index.rank(index.spelled(kept), EVERY_PRODUCT_RANKS, "bm25")]
+        return any(r is not None and umbrella.for_every_product(index, r) for r in rows)
 
     def _value_in_a_sentence(self, query: str, k: int, evidence: Evidence) -> Evidence:
         """A value asked for that the whole message's best passage lacks is evidence against
