@@ -3,7 +3,8 @@ REST on the sample pack and in words: a length asked to be kept for, longer than
 passage states ("can we keep build logs for 90 days?" against 30), asks whether the stated one
 can move, which the passage does not say; a name that stems to an ordinary word ("Windows" reads
 as "window", which the pack says of an undo window) is a name the pack never says when the pack
-never writes it."""
+never writes it; a passage that says who may do something ("Account owners can download each
+one") does not say whether another role may ("can admins download invoices too?")."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from gatebot_knowledge.beyond import past_length
 from gatebot_knowledge.lexical import tokenize
 from gatebot_knowledge.packfit import unseen_names
 from gatebot_knowledge.retriever import KnowledgeRetriever
+from gatebot_knowledge.shorthand import written_out
+from gatebot_knowledge.specific import other_doer
 
 from bot.packs import load_pack
 from tests.test_answerability import _say
@@ -86,3 +89,42 @@ def test_the_reading_for_every_product_is_made_only_where_one_may_answer() -> No
     assert trial.facts[0].key == "faq-trial" and "+every-product" in trial.version
     asked = "can i try pipelines before paying for it"
     assert embedded == [asked, "can i try before paying for it"]
+
+
+INVOICES = (
+    "Invoices are under Settings, then Billing. Account owners can download each one as a PDF."
+)
+ROLES = frozenset(tokenize("owner admin member viewer invoice download restore"))
+
+
+def test_who_may_do_what_the_passage_says_another_may() -> None:
+    asked = "can admins download invoices too or really only the account owner?"
+    assert other_doer(asked, INVOICES, ROLES) == ["admin"]
+    assert other_doer("could a viewer download the invoice", INVOICES, ROLES) == ["viewer"]
+    restore = (
+        "Deleting a workspace removes its data after 30 days, during which an owner can restore it."
+    )
+    assert other_doer("can an admin restore a deleted workspace?", restore, ROLES) == ["admin"]
+    # The one the passage names, the customer themselves, or a word the pack never says.
+    assert other_doer("can owners download invoices?", INVOICES, ROLES) == []
+    assert other_doer("can I download invoices as a pdf", INVOICES, ROLES) == []
+    assert other_doer("can accountants download invoices?", INVOICES, ROLES) == []
+
+
+async def test_another_role_than_the_one_stated_is_not_asserted(client: TestClient) -> None:
+    body = await _say(client, "can admins download invoices too or really only the account owner?")
+    assert not any(r.get("citations") for r in body["replies"])
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert "+other-doer" in read["version"]
+    body = await _say(client, "who can download our invoices?")
+    assert body["replies"][0]["citations"][0]["key"] == "faq-invoice"
+
+
+def test_an_acknowledgement_written_out() -> None:
+    known = {"acknowledged", "acknowledges", "alert"}.__contains__
+    assert written_out("what if nobody acks the alert", known) == (
+        "what if nobody acknowledges the alert"
+    )
+    assert written_out("if it isn't acked in 5 minutes", known) == (
+        "if it isn't acknowledged in 5 minutes"
+    )

@@ -280,9 +280,9 @@ FRESH17_FLOORS = {
 #: round"), then used to develop it; the lines other sets already held dropped (73 and 78 left).
 FRESH22_FLOORS = {
     "answer": (34 / 37, 0),  # measured 35 of 37, 0 wrong
-    # measured 13 of 14, 1 asserted ("can admins download invoices too", the owner's entry;
-    # 2 before: logs kept for 90 days)
-    "unanswerable": (12 / 14, 1),
+    # measured 14 of 14 (2 asserted before: logs kept for 90 days, invoices downloaded by admins
+    # where the entry says owners)
+    "unanswerable": (13 / 14, 0),
     "out_of_scope": (8 / 8, 0),
     "person": (4 / 4, 0),
     "action": (10 / 10, 0),

@@ -99,6 +99,7 @@ AGAINST = (
     "thing_absent",
     "plan_missing",
     "beyond_stated",
+    "other_doer",
 )
 
 

@@ -44,6 +44,10 @@ SHORTHAND: dict[str, str] = {
     "db": "database",
     "notifs": "notifications",
     "msgs": "messages",
+    "ack": "acknowledge",
+    "acks": "acknowledges",
+    "acked": "acknowledged",
+    "unacked": "not acknowledged",
 }
 
 _WORD = re.compile(r"[A-Za-z0-9]+")

@@ -158,6 +158,37 @@ _CHANGE_OF = re.compile(
 )
 
 
+#: Who a question asks may do something: "can admins download invoices too", "could a viewer
+#: restore it". (The lazy name leaves a plural's "s" out.)
+_DOER_ASKED = re.compile(
+    r"\b(?:can|could|may)\s+(?:the\s+|our\s+|my\s+|an?\s+)?([a-z]+?)s?\s+"
+    r"(?:also\s+|too\s+|even\s+|still\s+|really\s+)?([a-z]+)",
+    re.IGNORECASE,
+)
+#: Who a passage says may do it: "Account owners can download each one", "an owner can restore".
+_DOER_SAID = re.compile(
+    r"\b([a-z]+)\s+can\s+(?:(?:also|only|then|still|now|easily)\s+)?([a-z]+)", re.IGNORECASE
+)
+#: Who asks: the customer, or anyone at all; not a role.
+_NO_DOER = stems("i we you they it he she someone anyone anybody everyone everybody people one")
+
+
+def other_doer(question: str, text: str, said: frozenset[str] | set[str]) -> list[str]:
+    """Whom ``question`` asks about doing what ``text`` says another may do: "can admins
+    download invoices too?" against "Account owners can download each one". The one asked about
+    is a word of the pack (``said``: a role it names elsewhere) that ``text`` lacks; ``text``
+    says who may, and it is someone else. Empty when it asks of no one else."""
+    held = set(tokenize(text))
+    for asked in _DOER_ASKED.finditer(question):
+        who, verb = stem(asked.group(1).lower()), stem(asked.group(2).lower())
+        if who in _NO_DOER or who not in said or who in held:
+            continue
+        for found in _DOER_SAID.finditer(text):
+            if stem(found.group(2).lower()) == verb and stem(found.group(1).lower()) != who:
+                return [who]
+    return []
+
+
 def asked_thing(question: str) -> list[str]:
     """The stems of the thing an existence question asks about ("is there a mobile app":
     ``["mobil", "app"]``), without words that name no thing; empty for other questions."""
@@ -245,6 +276,8 @@ class Specific:
             return {"plan_missing": 1.0}
         if self.asked == "beyond":
             return {"beyond_stated": 1.0}
+        if self.asked == "doer":
+            return {"other_doer": 1.0}
         return {
             "asks_value": 0.0 if self.asked is None else 1.0,
             "holds_value": 1.0 if self.held else 0.0,
@@ -263,6 +296,8 @@ class Specific:
             return min(p, MISSING_AT), "+plan-missing"
         if self.asked == "beyond":
             return min(p, MISSING_AT), "+beyond-stated"
+        if self.asked == "doer":
+            return min(p, MISSING_AT), "+other-doer"
         if not self.held:
             return min(p, MISSING_AT), f"+{self.asked}-missing"
         if self.missing:
@@ -281,7 +316,7 @@ def adjusted(p: float, values: dict[str, float]) -> float:
     (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
     if values.get("action_unseen") or values.get("thing_unseen") or values.get("thing_absent"):
         return Specific("action", False, []).adjust(p)[0]
-    if values.get("plan_missing") or values.get("beyond_stated"):
+    if values.get("plan_missing") or values.get("beyond_stated") or values.get("other_doer"):
         return Specific("plan", False, []).adjust(p)[0]
     if not values.get("asks_value"):
         return p
@@ -349,6 +384,10 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
             # What is to change, by its last word ("the email address"), is not in the passage:
             # the password entry says how to reset a password, not how to change an address.
             return Specific("thing-absent", False, changed)
+        other = other_doer(query, passage.text, index.said)
+        if other:
+            # The passage says who may, and it is someone else: whether this one may is not said.
+            return Specific("doer", False, other)
         return Specific(None, False, [])
     counts = counted(query) if asked == "count" else None
     held = holds_value(asked, f"{passage.title}. {passage.text}", counts)
