@@ -13,7 +13,7 @@ from pathlib import Path
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import past_length
 from gatebot_knowledge.lexical import tokenize
-from gatebot_knowledge.packfit import unseen_names
+from gatebot_knowledge.packfit import names_target, unseen_names
 from gatebot_knowledge.retriever import KnowledgeRetriever
 from gatebot_knowledge.shorthand import written_out
 from gatebot_knowledge.specific import other_doer
@@ -128,3 +128,18 @@ def test_an_acknowledgement_written_out() -> None:
     assert written_out("if it isn't acked in 5 minutes", known) == (
         "if it isn't acknowledged in 5 minutes"
     )
+
+
+def test_what_is_asked_to_be_printed_or_shown_somewhere() -> None:
+    asked = "how do i get our VAT number printed on the invoices?"
+    assert names_target(asked, ["VAT"])
+    assert names_target("can you add our logo to the status page", ["logo"])
+    # A number of something is no thing's name.
+    assert not names_target("add 5 seats to our plan", ["5"])
+
+
+async def test_a_vat_number_on_invoices_is_not_the_invoices_entry(client: TestClient) -> None:
+    body = await _say(client, "how do i get our VAT number printed on the invoices?")
+    assert not any(r.get("citations") for r in body["replies"])
+    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    assert read["answer"] == "no" and "+unseen-name" in read["version"]

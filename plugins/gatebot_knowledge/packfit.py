@@ -89,6 +89,16 @@ _NAMED_WORKS = re.compile(
     r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)",
     re.IGNORECASE,
 )
+#: What is asked to be printed, shown or added somewhere: "get our VAT number printed on the
+#: invoices", "add our logo to the status page" (a letter first: "add 5 seats to our plan" names
+#: no thing).
+_NAMED_ON = re.compile(
+    r"\b(?:get|have|put)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z][\w.\-]*)\s+(?:[\w-]+\s+)?"
+    r"(?:printed|shown|added|included|listed|displayed)\b"
+    r"|\b(?:print|add|include|show|display)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?"
+    r"([A-Za-z][\w.\-]*)\s+(?:[\w-]+\s+)?(?:on|in|to)\s+(?:the|our|my|each|every|all)\s+\w+",
+    re.IGNORECASE,
+)
 _NAMED_USED = re.compile(
     r"\b(?:we|i)\s+(?:use|are\s+using|am\s+using|run|host\s+\w+\s+on)\s+([A-Za-z0-9][\w.\-]*)",
     re.IGNORECASE,
@@ -280,7 +290,8 @@ def _compound_of_known(word: str, known: dict[str, int]) -> bool:
 def _targets(query: str) -> list[str]:
     """Words the question asks to integrate, connect or send to, or says it uses."""
     found = []
-    for pattern in (_NAMED_AFTER, _NAMED_BEFORE, _NAMED_SENT, _NAMED_WORKS, _NAMED_USED):
+    patterns = (_NAMED_AFTER, _NAMED_BEFORE, _NAMED_SENT, _NAMED_WORKS, _NAMED_USED, _NAMED_ON)
+    for pattern in patterns:
         for m in pattern.finditer(query):
             found.append(next(g for g in m.groups() if g).strip(".-"))
             # "work on Windows and ARM machines": the second is as much what is asked.
