@@ -4,7 +4,9 @@ passage states ("can we keep build logs for 90 days?" against 30), asks whether 
 can move, which the passage does not say; a name that stems to an ordinary word ("Windows" reads
 as "window", which the pack says of an undo window) is a name the pack never says when the pack
 never writes it; a passage that says who may do something ("Account owners can download each
-one") does not say whether another role may ("can admins download invoices too?")."""
+one") does not say whether another role may ("can admins download invoices too?"); a hand-off's
+declared word and next to nothing else ("operator pls") asks for a person; another company's
+consumer product is out of scope even where a request's word is ("get spotify to refund me")."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from gatebot_knowledge.shorthand import written_out
 from gatebot_knowledge.specific import other_doer
 
 from bot.packs import load_pack
+from bot.turn.scope import check_scope
 from tests.test_answerability import _say
 
 LOGS = "A failed job can be retried from the pipeline page. Logs are kept for 30 days."
@@ -143,3 +146,24 @@ async def test_a_vat_number_on_invoices_is_not_the_invoices_entry(client: TestCl
     assert not any(r.get("citations") for r in body["replies"])
     read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
     assert read["answer"] == "no" and "+unseen-name" in read["version"]
+
+
+async def test_a_bare_request_for_a_person_is_handed_off(client: TestClient) -> None:
+    # "operator" is a declared word of the hand-off intent; the head, trained on longer lines,
+    # read none of the pack's intents, and the margin of topic words alone had declined it.
+    for text in ("operator pls", "operator"):
+        turn = (await _say(client, text))["turn"]
+        assert turn["move"]["name"] == "handoff", text
+    # A hand-off word inside a message about something else is no request for a person.
+    turn = (await _say(client, "is it ok for a person to eat 3 eggs a day"))["turn"]
+    assert turn["move"]["name"] == "decline" and not turn["model_calls"]
+
+
+def test_another_companys_product_is_out_of_scope_despite_a_requests_word() -> None:
+    pack = load_pack(Path(__file__).parents[1] / "knowledge" / "acme")
+    spotify = "spotify charged me twice this month for premium, how do i get them to refund it"
+    assert check_scope(pack, spotify, set())["rule"] == "out_of_scope:consumer_products"
+    iphone = "my iphone won't charge past 80%, is the battery dying?"
+    assert check_scope(pack, iphone, set())["verdict"] == "out"
+    # A product of the pack's keeps the message.
+    assert check_scope(pack, "can I get Monitor alerts on my iPhone?", set())["verdict"] == "in"

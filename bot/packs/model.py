@@ -44,9 +44,9 @@ class ScopeRule:
     key: str
     keywords: list[str]
     template: str | None = None
-    #: An out-of-scope topic that declines even where the pack's topic words match (not its
-    #: products or intents): "cancel my Netflix subscription" is in billing words, not about the
-    #: company's billing.
+    #: An out-of-scope topic that declines even where the pack's topic or intent words match (not
+    #: its products): "cancel my Netflix subscription" is in billing words, not about the
+    #: company's billing; "get spotify to refund me" asks for no refund of the company's.
     despite_topics: bool = False
 
 

@@ -29,6 +29,8 @@ LEXICON_VERSION = "keyword-lexicon@1"
 #: p(negative) from the sentiment head at which a visitor reads as hostile. The shipped head is
 #: rarely very sure (TweetEval is noisy), so this sits below the 0.9 a sharper head would use.
 HOSTILE_AT = 0.8
+#: At most this many words make a bare request (see ``Readers._bare_handoff``).
+BARE_WORDS = 3
 
 
 @dataclass
@@ -203,8 +205,9 @@ class Readers:
                 "novel" if novel else None,
             )
             gate = self.pack.gates["intent"]
-            if (p < gate or novel) and top == router.answer and router.confidence >= gate:
-                reading.confidence = max(p, router.confidence)
+            bare = top == NONE and self._bare_handoff(text, router.answer)
+            if (p < gate or novel) and router.confidence >= gate and (top == router.answer or bare):
+                reading.answer, reading.confidence = router.answer, max(p, router.confidence)
                 reading.version = f"{head.version}+{self.router.version}"
                 reading.reason = None
         if options and reading.answer not in options:
@@ -216,6 +219,12 @@ class Readers:
             elif narrowed:
                 reading.answer = narrowed[0]["name"]
         return reading
+
+    def _bare_handoff(self, text: str, answer: str) -> bool:
+        """A hand-off's declared phrase and next to nothing else ("operator pls"): a request for
+        a person where the head, trained on longer lines, reads none of the pack's intents."""
+        intent = self.pack.intent(answer)
+        return intent is not None and intent.move == "handoff" and len(text.split()) <= BARE_WORDS
 
     async def sentiment(self, text: str, vector: Any = None) -> SentimentReading:
         label, confidence, score = self.router.sentiment(text)

@@ -42,7 +42,7 @@ from bot.turn.domain import (
     outside_lines,
 )
 from bot.turn.followup_query import refers_back
-from bot.turn.reading import Readers
+from bot.turn.reading import BARE_WORDS, Readers
 from bot.turn.turn import ConversationState, Scope
 
 log = logging.getLogger(__name__)
@@ -70,8 +70,9 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
 
     Out of scope only when an out-of-scope topic matches and nothing the pack covers does, so
     "does Monitor alert me when it rains" stays in scope; or, for a topic declared
-    ``despite_topics``, when no product or intent keyword does ("how do I cancel my Netflix
-    subscription" is declined though "subscription" is a billing word).
+    ``despite_topics``, when no product keyword does ("how do I cancel my Netflix subscription"
+    is declined though "subscription" is a billing word, "spotify charged me twice, how do I get
+    them to refund it" though "refund" starts a flow).
     """
     norm = normalise(text)
     # A question about how things work needs no order number ("can I get a refund if I cancel in
@@ -97,9 +98,9 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) ->
     outside = [r for r in pack.out_of_scope if matching(norm, r.keywords)]
     if not covered:
         declines = outside
-    elif products or intents:
+    elif products:
         declines = []
-    else:  # topic words alone do not keep a message a despite_topics topic names
+    else:  # topic or intent words alone do not keep a message a despite_topics topic names
         declines = [r for r in outside if r.despite_topics]
     if declines:
         rule = declines[0]
@@ -165,7 +166,7 @@ class ScopeCheck:
         scope = check_scope(self.pack, text, set(state["values"]))
         busy = answering(state)
         if scope["rule"] != NO_MATCH:
-            if not busy and self.topic_words_only(scope):
+            if not busy and self.topic_words_only(scope, text):
                 return await self._weigh_topic_words(text, scope)
             return scope
         if busy:
@@ -200,16 +201,21 @@ class ScopeCheck:
                 scope["verdict"], scope["template"] = "out", None
         return scope
 
-    def topic_words_only(self, scope: Scope) -> bool:
-        """Kept in scope only by declared topic or intent words, spelled right: no product, and
-        no keyword of an intent that starts a flow ("add seats for the 4 folks from the Berlin
-        office" asks for the flow's action: its words are a request, not a topic)."""
+    def topic_words_only(self, scope: Scope, text: str = "") -> bool:
+        """Kept in scope only by declared topic or intent words, spelled right: no product, no
+        keyword of an intent that starts a flow ("add seats for the 4 folks from the Berlin
+        office" asks for the flow's action: its words are a request, not a topic), and none of
+        the hand-off intent's ("operator pls")."""
         rule = scope["rule"]
         if scope["verdict"] != "in" or not rule.startswith("declared:"):
             return False
         kept = set(rule.removeprefix("declared:").split(","))
         products = {p.key for p in self.pack.products}
-        return not (products | self.pack.flow_intents()) & kept
+        # A hand-off's own word and next to nothing else asks for a person ("operator pls"),
+        # however far from the pack ("is it ok for a person to eat 3 eggs a day" is not).
+        bare = 0 < len(text.split()) <= BARE_WORDS
+        handoff = {i.name for i in self.pack.intents if i.move == "handoff"} if bare else set()
+        return not (products | self.pack.flow_intents() | handoff) & kept
 
     async def _weigh_topic_words(self, text: str, scope: Scope) -> Scope:
         """A topic word alone ("help", "buy", "good morning") keeps a message unless it sits
