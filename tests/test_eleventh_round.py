@@ -11,6 +11,7 @@ consumer product is out of scope even where a request's word is ("get spotify to
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import past_length
@@ -22,7 +23,15 @@ from gatebot_knowledge.specific import other_doer
 
 from bot.packs import load_pack
 from bot.turn.scope import check_scope
-from tests.test_answerability import _say
+from tests.test_answerability import _answerability, _say
+
+
+async def _unasserted(client: TestClient, text: str) -> dict[str, Any]:
+    """Say ``text`` in a fresh conversation; nothing may be cited. The answerability read."""
+    body = await _say(client, text)
+    assert not any(r.get("citations") for r in body["replies"]), text
+    return _answerability(body["turn"])
+
 
 LOGS = "A failed job can be retried from the pipeline page. Logs are kept for 30 days."
 
@@ -60,9 +69,7 @@ async def test_past_the_stated_length_or_on_an_unwritten_platform(client: TestCl
         ("Can we keep build logs for 90 days? Auditors want more than a month.", "+beyond-stated"),
         ("do self-hosted runners work on windows machines? most of our boxes are", "+unseen-name"),
     ):
-        body = await _say(client, text)
-        assert not any(r.get("citations") for r in body["replies"]), text
-        read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+        read = await _unasserted(client, text)
         assert version in read["version"], (text, read["version"])
     body = await _say(client, "how long are build logs kept?")
     assert body["replies"][0]["citations"][0]["key"] == "doc-pipelines#retries-and-logs"
@@ -115,9 +122,9 @@ def test_who_may_do_what_the_passage_says_another_may() -> None:
 
 
 async def test_another_role_than_the_one_stated_is_not_asserted(client: TestClient) -> None:
-    body = await _say(client, "can admins download invoices too or really only the account owner?")
-    assert not any(r.get("citations") for r in body["replies"])
-    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    read = await _unasserted(
+        client, "can admins download invoices too or really only the account owner?"
+    )
     assert "+other-doer" in read["version"]
     body = await _say(client, "who can download our invoices?")
     assert body["replies"][0]["citations"][0]["key"] == "faq-invoice"
@@ -142,9 +149,7 @@ def test_what_is_asked_to_be_printed_or_shown_somewhere() -> None:
 
 
 async def test_a_vat_number_on_invoices_is_not_the_invoices_entry(client: TestClient) -> None:
-    body = await _say(client, "how do i get our VAT number printed on the invoices?")
-    assert not any(r.get("citations") for r in body["replies"])
-    read = next(r for r in body["turn"]["reads"] if r["head"] == "answerability")
+    read = await _unasserted(client, "how do i get our VAT number printed on the invoices?")
     assert read["answer"] == "no" and "+unseen-name" in read["version"]
 
 

@@ -29,8 +29,14 @@ LEXICON_VERSION = "keyword-lexicon@1"
 #: p(negative) from the sentiment head at which a visitor reads as hostile. The shipped head is
 #: rarely very sure (TweetEval is noisy), so this sits below the 0.9 a sharper head would use.
 HOSTILE_AT = 0.8
-#: At most this many words make a bare request (see ``Readers._bare_handoff``).
+#: At most this many words make a bare request (see :func:`bare_request`).
 BARE_WORDS = 3
+
+
+def bare_request(text: str) -> bool:
+    """A message of next to nothing but its request ("operator pls"): at most
+    :data:`BARE_WORDS` words."""
+    return 0 < len(text.split()) <= BARE_WORDS
 
 
 @dataclass
@@ -224,7 +230,7 @@ class Readers:
         """A hand-off's declared phrase and next to nothing else ("operator pls"): a request for
         a person where the head, trained on longer lines, reads none of the pack's intents."""
         intent = self.pack.intent(answer)
-        return intent is not None and intent.move == "handoff" and len(text.split()) <= BARE_WORDS
+        return intent is not None and intent.move == "handoff" and bare_request(text)
 
     async def sentiment(self, text: str, vector: Any = None) -> SentimentReading:
         label, confidence, score = self.router.sentiment(text)

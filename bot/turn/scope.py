@@ -42,7 +42,7 @@ from bot.turn.domain import (
     outside_lines,
 )
 from bot.turn.followup_query import refers_back
-from bot.turn.reading import BARE_WORDS, Readers
+from bot.turn.reading import Readers, bare_request
 from bot.turn.turn import ConversationState, Scope
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class ScopeCheck:
         products = {p.key for p in self.pack.products}
         # A hand-off's own word and next to nothing else asks for a person ("operator pls"),
         # however far from the pack ("is it ok for a person to eat 3 eggs a day" is not).
-        bare = 0 < len(text.split()) <= BARE_WORDS
+        bare = bare_request(text)
         handoff = {i.name for i in self.pack.intents if i.move == "handoff"} if bare else set()
         return not (products | self.pack.flow_intents() | handoff) & kept
 
