@@ -111,7 +111,10 @@ _REQUEST = re.compile(
 #: room for them on our plan"; in "I need everyone to use 2FA, can I enforce that?" the want is
 #: the question's context. Wanting to know is a question.
 _WANTS = re.compile(
-    r"\b(?:(?:i|we) (?:also |really |just |still )?|(?:i|we)\b[^.?!,]{0,60}\band )(?:want|need)\b"
+    r"(?:\b(?:(?:i|we) (?:also |really |just |still )?|(?:i|we)\b[^.?!,]{0,60}\band )"
+    r"(?:want|need)\b"
+    # with the subject left out, as chat does: "Need to get reimbursed for order 77310"
+    r"|^(?:(?:hi|hey|hello)\b[,!.]?\s*)?(?:need|want)s?\b)"
     r"(?! to (?:know|understand|learn|find out|check|ask|confirm))",
     re.IGNORECASE,
 )
@@ -387,3 +390,15 @@ def respell(text: str, vocabulary: frozenset[str]) -> str:
             word = next((v for v in sorted(vocabulary) if one_typo_apart(word, v)), word)
         out.append(word)
     return " ".join(out)
+
+
+#: Where a message's sentences part.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def whole_and_sentences(text: str) -> list[str]:
+    """The message and, when it has several, each of its sentences: a request for a person
+    after a line of context ("I've been going around in circles for twenty minutes. GET ME A
+    HUMAN.") sits far from every hand-off line as a whole, and next to one alone."""
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s]
+    return [text, *sentences] if len(sentences) > 1 else [text]

@@ -26,7 +26,7 @@ from typing import Any
 
 from bot.packs import Pack
 from bot.preflight import language
-from bot.text import tokens
+from bot.text import tokens, whole_and_sentences
 
 log = logging.getLogger(__name__)
 
@@ -127,10 +127,22 @@ class AcrossIndex:
         if lang is None:
             return None
         try:
-            ranked = await asyncio.to_thread(self._ranked, text)
+            found = await asyncio.to_thread(self._hands_off_blocking, text, lang)
         except Exception:  # the encoder failed: read as without it
             log.exception("flows: the cross-language hand-off read failed")
             return None
+        return found
+
+    def _hands_off_blocking(self, text: str, lang: str) -> Across | None:
+        """The whole message and, in a message of several sentences, each sentence on its own:
+        what comes with the request dilutes it ("Hola, ¿puedo hablar con un agente de verdad?
+        Prefiero explicárselo a una persona." reads 0.49, its first sentence 0.54)."""
+        found = [self._nearest_handoff(part, lang) for part in whole_and_sentences(text)]
+        kept = [f for f in found if f is not None]
+        return max(kept, key=lambda f: f.margin) if kept else None
+
+    def _nearest_handoff(self, text: str, lang: str) -> Across | None:
+        ranked = self._ranked(text)
         if not ranked:
             return None
         (owner, cosine), runner_up = ranked[0], ranked[1][1] if len(ranked) > 1 else -1.0

@@ -44,7 +44,14 @@ from bot.flows.across import Across, AcrossIndex
 from bot.flows.model import Flow
 from bot.flows.steps.phrases import read_message
 from bot.packs import Pack
-from bot.text import asks_how, asks_to_act, asks_to_be_shown, matching, normalise
+from bot.text import (
+    asks_how,
+    asks_to_act,
+    asks_to_be_shown,
+    matching,
+    normalise,
+    whole_and_sentences,
+)
 from bot.turn.turn import Read
 
 #: How far the hand-off intent's nearest line must lead every other intent's (heads' embedding).
@@ -136,7 +143,7 @@ class ExampleIndex:
         person doesn't respond ...") is nearest a product question, and reads nothing."""
         if self.batcher is None or self.person is None:
             return None
-        found = [await self._person(self.person, part, at) for part in _parts(text)]
+        found = [await self._person(self.person, part, at) for part in whole_and_sentences(text)]
         kept = [f for f in found if f is not None]
         return max(kept, key=lambda f: f.margin) if kept else None
 
@@ -156,18 +163,6 @@ class ExampleIndex:
 
             self._matrix = await asyncio.to_thread(embed_shipped, self.lines)  # once
         return self._matrix @ await self.batcher.embed(text)
-
-
-#: Where a message's sentences part.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-def _parts(text: str) -> list[str]:
-    """The message and, when it has several, each of its sentences: a request for a person
-    after a line of context ("I've been going around in circles for twenty minutes. GET ME A
-    HUMAN.") sits far from every hand-off line as a whole, and next to one alone."""
-    sentences = [s for s in _SENTENCE.split(text.strip()) if s]
-    return [text, *sentences] if len(sentences) > 1 else [text]
 
 
 @dataclass

@@ -190,6 +190,13 @@ _KEPT_FOR = re.compile(
     rf"(?:up\s+to\s+|at\s+least\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
     re.IGNORECASE,
 )
+#: A length asked to be made longer to: "can the grace period be extended to 90 days", "bump the
+#: trial to 30 days". Longer than every stated length, the passage says only what holds now.
+_EXTENDED_TO = re.compile(
+    r"\b(?:extend\w*|lengthen\w*|prolong\w*|increas\w*|bump\w*|stretch\w*|push\w*)\b"
+    rf"(?:\s+[\w'-]+){{0,5}}?\s+to\s+(?:a\s+full\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
+    re.IGNORECASE,
+)
 _POSSIBLE = re.compile(
     r"\b(?:can|could|possible|option|allow\w*|able|way\s+to|pay\w*|upgrade|configur\w*)\b",
     re.IGNORECASE,
@@ -221,8 +228,11 @@ def past_length(question: str, text: str) -> bool:
     counted = [float(m.group(1) or m.group(2)) for m in _DAY_NUMBER.finditer(question)]
     if longest is not None and any(d > longest * 1.05 for d in counted):
         return True
-    if longest is not None and _POSSIBLE.search(question):
-        kept = [in_days(*m.groups()) for m in _KEPT_FOR.finditer(question)]
+    if longest is not None:
+        asked = list(_EXTENDED_TO.finditer(question))
+        if _POSSIBLE.search(question):
+            asked += _KEPT_FOR.finditer(question)
+        kept = [in_days(*m.groups()) for m in asked]
         if any(d is not None and d > longest * 1.05 for d in kept):
             return True
     # A length of its own ("keep logs longer than 30 days" against "seven days") is not this one.
