@@ -67,9 +67,23 @@ def asks_to_know(text: str) -> bool:
     norm = text.replace(APOSTROPHE, "'")
     if is_question(text) or _ASKS_TO_KNOW.search(norm) is not None:
         return True
-    later = _CLAUSE.split(norm)[1:]
+    clauses = _CLAUSE.split(norm)
+    # A question mark ends a question wherever it stands ("During the trial is some features
+    # locked? I want test the full monitoring"); a question unmarked, after its context, needs
+    # some words to be one; "is that possible" after what is wanted asks whether it can be.
+    marked = any(c.rstrip().endswith("?") for c in clauses[:-1])
+    later = clauses[1:]
     asks = any(is_question(c) and len(tokens(c)) >= _CLAUSE_QUESTION_WORDS for c in later)
+    asks = asks or marked or any(_POSSIBLE_TAG.fullmatch(c.strip()) for c in later)
     return asks and not asks_to_act(norm)
+
+
+#: Asking whether what was just said can be: "..., is that possible", "... - is it doable?".
+_POSSIBLE_TAG = re.compile(
+    r"(?:is|would|will)\s+(?:that|it|this)\s+(?:be\s+)?(?:possible|doable|supported|allowed"
+    r"|an\s+option|ok|okay)\s*[?.!]*",
+    re.IGNORECASE,
+)
 
 
 #: The fewest words a later clause needs to count as a question ("thanks, will do" is none).
@@ -122,7 +136,7 @@ _WANTS = re.compile(
 
 #: Where a message's clauses part: "I want to force 2FA for everybody, where's that setting"
 #: asks its question in the second.
-_CLAUSE = re.compile(r"[,;.!]\s+|\s+-\s+")
+_CLAUSE = re.compile(r"(?<=[,;.!?])\s+|\s+-\s+")
 
 
 def asks_to_act(text: str) -> bool:

@@ -4,15 +4,18 @@ the passage states ("can the 30 day grace period be extended to 90 days"), asks 
 stated one can move; a request for a person in another language is read sentence by sentence
 too, as in English ("¿puedo hablar con un agente de verdad? Prefiero explicárselo a una
 persona."); a want said without its subject ("Need to get reimbursed for order 77310") is a
-request."""
+request; a message's one question, read alone, may find a passage among the whole message's best
+that the context drew it from; "integration tests" name no integration; a question mark ends a
+question wherever it stands, and "..., is that possible" asks whether something can be."""
 
 from __future__ import annotations
 
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import past_length
+from gatebot_knowledge.packfit import unseen_names
 
-from bot.text import asks_to_act, whole_and_sentences
-from tests.test_answerability import _say
+from bot.text import asks_to_act, asks_to_know, whole_and_sentences
+from tests.test_answerability import _answerability, _say
 from tests.test_eleventh_round import _unasserted
 
 GRACE = (
@@ -76,3 +79,45 @@ async def test_a_want_without_its_subject_starts_the_flow(client: TestClient) ->
         "turn"
     ]
     assert turn["flow"]["name"] == "refund"
+
+
+async def test_the_one_question_read_alone_past_its_context(client: TestClient) -> None:
+    # Whole, "escalation policies" draws it to the alerts section (P 0.23); the question alone
+    # is the trial entry's (second among the whole message's best).
+    text = (
+        "We want to properly evaluate escalation policies before we commit. Is the trial a"
+        " cut-down version or do we get every feature?"
+    )
+    body = await _say(client, text)
+    assert body["replies"][0]["citations"][0]["key"] == "faq-trial"
+    assert "+sentence" in _answerability(body["turn"])["version"]
+
+
+def test_integration_tests_name_no_integration() -> None:
+    known = {w: 1 for w in "unit test job run deploy pass integr".split()}
+    asked = "I split unit tests and integration tests into separate jobs. Do they run at once?"
+    assert unseen_names(known, asked) == []
+    assert unseen_names(known, "is there an integration into jira?") == ["jira"]
+
+
+def test_a_question_wherever_it_stands() -> None:
+    assert asks_to_know("we need our builds to run inside our private network, is that possible")
+    assert asks_to_know(
+        "During the trial period is some features locked? I want test the full monitoring"
+    )
+    assert not asks_to_know("I upgraded by mistake, can you refund me")
+    assert not asks_to_know("we need 3 more seats")
+
+
+async def test_a_question_the_pack_answers_is_answered_not_clarified(client: TestClient) -> None:
+    for text, key in (
+        ("we need our builds to run inside our private network, is that possible", "doc-pipelines"),
+        (
+            "During the trial period is some features locked? I want test the full monitoring, not"
+            " a lite version",
+            "faq-trial",
+        ),
+    ):
+        body = await _say(client, text)
+        assert body["turn"]["move"]["name"] == "answer", text
+        assert body["replies"][0]["citations"][0]["key"].startswith(key), text

@@ -65,7 +65,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?")
 #: The thing a question asks to be integrated, connected or sent to: "a pagerduty integration",
 #: "integrate with bitbucket", "connect to azure", "export ... to jira".
 _NAMED_AFTER = re.compile(
-    r"\b(?:integrat\w*|connect\w*|compatible|sync\w*|export\w*|import\w*)\s+"
+    # ("integration tests" are a kind of test: "unit and integration tests into separate jobs")
+    r"\b(?:integrat\w*(?!\s+test)|connect\w*|compatible|sync\w*|export\w*|import\w*)\s+"
     r"(?:\w+\s+){0,3}?(?:with|to|into|from|via)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?"
     r"([A-Za-z0-9][\w.\-]*)",
     re.IGNORECASE,

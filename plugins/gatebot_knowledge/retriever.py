@@ -422,13 +422,17 @@ class KnowledgeRetriever(Retriever):
             evidence = self._value_in_a_sentence(query, k, evidence)
             return self._for_every_product(query, k, evidence)
         evidence = self._for_every_product(query, k, evidence)
-        for sentence in question_sentences(query):
+        asked = question_sentences(query)
+        for sentence in asked:
             # The question in a message of context ("Our tool wakes us at night with false
             # alarms. How does yours decide a site is really down?") reads better alone; it
-            # counts only where its best passage is the whole message's.
+            # counts only where its best passage is the whole message's, or, when it is the
+            # message's one question, among the whole message's best: the context's words can
+            # draw the whole to another passage ("We want to evaluate escalation policies
+            # before we commit. Is the trial a cut-down version?" to the alerts section).
             part = self._evidence(sentence, k, None)
-            same = bool(part.facts) and bool(evidence.facts)
-            same = same and part.facts[0].key == evidence.facts[0].key
+            among = [f.key for f in evidence.facts[: 1 if len(asked) > 1 else k]]
+            same = bool(part.facts) and part.facts[0].key in among
             if same and part.p_answerable > evidence.p_answerable:
                 part.version += "+sentence"
                 evidence = part
