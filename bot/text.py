@@ -352,6 +352,16 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str] | None:
     return re.compile(r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, words)) + r"(?![a-z0-9])")
 
 
+def without_phrases(normalised_text: str, phrases: list[str]) -> str:
+    """The text with every whole-word occurrence of ``phrases`` taken out, the longest first
+    ("drain pipeline" before "drain")."""
+    for phrase in sorted(phrases, key=lambda p: -len(tokens(p))):
+        pattern = _phrase_pattern(phrase)
+        if pattern is not None:
+            normalised_text = pattern.sub(" ", normalised_text)
+    return normalised_text
+
+
 def has_phrase(normalised_text: str, phrase: str) -> bool:
     """Whole-word match of ``phrase`` in text already passed through :func:`normalise`."""
     pattern = _phrase_pattern(phrase)  # the phrase's words are read once, not per call

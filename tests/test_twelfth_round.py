@@ -10,11 +10,15 @@ question wherever it stands, and "..., is that possible" asks whether something 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import past_length
 from gatebot_knowledge.packfit import unseen_names
 
-from bot.text import asks_to_act, asks_to_know, whole_and_sentences
+from bot.packs import load_pack
+from bot.text import asks_to_act, asks_to_know, whole_and_sentences, without_phrases
+from bot.turn.scope import check_scope
 from tests.test_answerability import _answerability, _say
 from tests.test_eleventh_round import _unasserted
 
@@ -121,3 +125,37 @@ async def test_a_question_the_pack_answers_is_answered_not_clarified(client: Tes
         body = await _say(client, text)
         assert body["turn"]["move"]["name"] == "answer", text
         assert body["replies"][0]["citations"][0]["key"].startswith(key), text
+
+
+def test_a_phrase_of_another_sense_keeps_nothing() -> None:
+    pack = load_pack(Path(__file__).parents[1] / "knowledge" / "acme")
+    for text, rule in (
+        ("whats the best heart rate monitor for running", "out_of_scope:consumer_products"),
+        ("how does the keystone oil pipeline work", "out_of_scope:home"),
+        ("clear the drain pipeline without calling a plumber?", "out_of_scope:home"),
+        ("how do i get a refund from ryanair for a cancelled flight", "out_of_scope:travel"),
+        (
+            "How do I change my Gmail password on my Android phone?",
+            "out_of_scope:consumer_products",
+        ),
+    ):
+        assert check_scope(pack, text, set())["rule"] == rule, text
+    # The product's own word outside the phrase still keeps the message.
+    for text in (
+        "can Monitor alert me on my iPhone?",
+        "does the build pipeline run on every push, even from the airline team's fork?",
+    ):
+        assert check_scope(pack, text, set())["verdict"] == "in", text
+
+
+def test_without_phrases_takes_the_longest_first() -> None:
+    left = without_phrases("the drain pipeline is cracked", ["drain", "drain pipeline"])
+    assert left.split() == ["the", "is", "cracked"]
+
+
+async def test_a_refund_from_an_airline_is_declined_with_no_flow(client: TestClient) -> None:
+    turn = (await _say(client, "How do I get a refund from Ryanair for a flight they cancelled?"))[
+        "turn"
+    ]
+    assert turn["move"]["name"] == "decline" and turn["flow"] is None
+    assert turn["scope"]["rule"] == "out_of_scope:travel" and not turn["model_calls"]

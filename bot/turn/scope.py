@@ -30,7 +30,15 @@ from bot.heads import NONE
 from bot.packs import Pack
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
-from bot.text import asks_how, is_question, matching, normalise, respell, tokens
+from bot.text import (
+    asks_how,
+    is_question,
+    matching,
+    normalise,
+    respell,
+    tokens,
+    without_phrases,
+)
 from bot.turn.anchor import anchors
 from bot.turn.domain import (
     CrossDomain,
@@ -91,11 +99,16 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
 
 
 def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) -> Scope:
-    products = [p.key for p in pack.products if matching(norm, p.keywords)]
-    topics = [t.key for t in pack.topics if matching(norm, t.keywords)]
-    intents = [i.name for i in pack.intents if matching(norm, i.keywords)]
-    covered = products + topics + intents
     outside = [r for r in pack.out_of_scope if matching(norm, r.keywords)]
+    # A despite_topics phrase says in which sense its words are meant: "heart rate monitor" is
+    # no Acme Monitor, so its words keep nothing ("can I get Monitor alerts on my iPhone" keeps
+    # "Monitor", which the phrase "my iphone" does not hold).
+    spoken = [k for r in outside if r.despite_topics for k in matching(norm, r.keywords)]
+    rest = without_phrases(norm, spoken) if spoken else norm
+    products = [p.key for p in pack.products if matching(rest, p.keywords)]
+    topics = [t.key for t in pack.topics if matching(rest, t.keywords)]
+    intents = [i.name for i in pack.intents if matching(rest, i.keywords)]
+    covered = products + topics + intents
     if not covered:
         declines = outside
     elif products:
@@ -107,7 +120,7 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) ->
         return {"verdict": "out", "rule": f"out_of_scope:{rule.key}", "template": rule.template}
     for intent in pack.intents:
         missing = [s for s in intent.needs if s not in known_slots]
-        if missing and not how and matching(norm, intent.keywords):
+        if missing and not how and matching(rest, intent.keywords):
             return {
                 "verdict": "needs_input",
                 "rule": f"{intent.name} needs {missing[0]}",
