@@ -14,7 +14,7 @@ from pathlib import Path
 
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import past_length
-from gatebot_knowledge.packfit import unseen_names
+from gatebot_knowledge.packfit import names_target, unseen_names
 
 from bot.packs import load_pack
 from bot.text import asks_to_act, asks_to_know, whole_and_sentences, without_phrases
@@ -159,3 +159,28 @@ async def test_a_refund_from_an_airline_is_declined_with_no_flow(client: TestCli
     ]
     assert turn["move"]["name"] == "decline" and turn["flow"] is None
     assert turn["scope"]["rule"] == "out_of_scope:travel" and not turn["model_calls"]
+
+
+def test_what_is_asked_to_be_supported_is_a_target() -> None:
+    known = {w: 1 for w in "sso saml sign single on only".split()}
+    assert names_target("is sso with OIDC supported or only saml", ["OIDC"])
+    assert unseen_names(known, "is sso with oidc supported or only saml") == ["oidc"]
+
+
+async def test_another_protocol_than_the_stated_one_is_not_asserted(client: TestClient) -> None:
+    read = await _unasserted(client, "is sso with OIDC supported or only saml")
+    assert "+unseen-name" in read["version"]
+    body = await _say(client, "is SAML supported?")
+    assert body["replies"][0]["citations"][0]["key"] == "doc-account#sign-in"
+
+
+async def test_a_name_in_the_context_before_the_one_question(client: TestClient) -> None:
+    text = (
+        "Our last monitoring tool woke us up constantly because a single probe in Asia had a"
+        " hiccup. How does Acme decide a site is really down?"
+    )
+    body = await _say(client, text)
+    assert body["replies"][0]["citations"][0]["key"] == "doc-monitor#checks"
+    assert "+question" in _answerability(body["turn"])["version"]
+    # A question that points back to the name keeps it against the message.
+    await _unasserted(client, "We keep our code on Bitbucket. Does Pipelines work with it?")

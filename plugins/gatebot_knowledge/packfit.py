@@ -87,7 +87,9 @@ _NAMED_WORKS = re.compile(
     r"(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
     # The platform something runs on: "do self-hosted runners work on Windows and ARM machines?"
     r"|\b(?:work|works|run|runs)\s+on\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
-    r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)",
+    r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)"
+    # "is sso with OIDC supported or only saml", "are ARM runners supported"
+    r"|\b([A-Za-z0-9][\w.\-]*)\s+(?:is\s+|are\s+)?supported\b",
     re.IGNORECASE,
 )
 #: What is asked to be printed, shown or added somewhere: "get our VAT number printed on the

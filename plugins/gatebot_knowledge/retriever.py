@@ -25,6 +25,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -100,6 +101,13 @@ AGAINST = (
     "plan_missing",
     "beyond_stated",
     "other_doer",
+)
+
+
+#: A question that points back to what the context said ("does it work with that?").
+_POINTS_BACK = re.compile(
+    r"\b(?:it|its|it's|that|this|these|those|them|they|their|there|such|one|ones|same)\b",
+    re.IGNORECASE,
 )
 
 
@@ -414,8 +422,9 @@ class KnowledgeRetriever(Retriever):
         f = evidence.features
         if any(f.get(k) for k in AGAINST):
             # A name anywhere in the message, an action or thing the pack never names, ... (see
-            # AGAINST) is evidence against every part of it.
-            return evidence
+            # AGAINST) is evidence against every part of it, but for a name in the context
+            # before the message's one question (:meth:`_past_the_context`).
+            return self._past_the_context(query, k, evidence)
         if f.get("asks_value") and not f.get("holds_value"):
             # "How many days do I get to test Acme Monitor": the value may be in one sentence's
             # passage, or in one that answers for every product (the trial entry).
@@ -436,6 +445,27 @@ class KnowledgeRetriever(Retriever):
             if same and part.p_answerable > evidence.p_answerable:
                 part.version += "+sentence"
                 evidence = part
+        return evidence
+
+    def _past_the_context(self, query: str, k: int, evidence: Evidence) -> Evidence:
+        """A name the pack never says, only in what the customer tells of their situation
+        before the message's one question, is not what they ask: "Our last monitoring tool woke
+        us up because a single probe in Asia had a hiccup. How does Acme decide a site is really
+        down?". The question alone is read where it points back to nothing the context says
+        ("We use Bitbucket. Does Pipelines work with it?" keeps the name against it) and where
+        nothing else speaks against the message."""
+        f = evidence.features
+        if [x for x in AGAINST if f.get(x)] != ["unseen_names"]:
+            return evidence
+        asked = question_sentences(query)
+        if len(asked) != 1 or _POINTS_BACK.search(asked[0]):
+            return evidence
+        part = self._evidence(asked[0], k, None)
+        if not part.facts or any(part.features.get(x) for x in AGAINST):
+            return evidence
+        if part.p_answerable > evidence.p_answerable:
+            part.version += "+question"
+            return part
         return evidence
 
     def _for_every_product(self, query: str, k: int, evidence: Evidence) -> Evidence:
