@@ -34,6 +34,9 @@ FRESH16 = Path(__file__).parent / "data" / "acme_fresh16.jsonl"
 FRESH17 = Path(__file__).parent / "data" / "acme_fresh17.jsonl"
 FRESH22 = Path(__file__).parent / "data" / "acme_fresh22.jsonl"
 FRESH23 = Path(__file__).parent / "data" / "acme_fresh23.jsonl"
+FRESH26 = Path(__file__).parent / "data" / "acme_fresh26.jsonl"
+FRESH27 = Path(__file__).parent / "data" / "acme_fresh27.jsonl"
+FRESH28 = Path(__file__).parent / "data" / "acme_fresh28.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -296,6 +299,34 @@ FRESH23_FLOORS = {
     "person": (4 / 4, 0),
     "action": (10 / 10, 0),
 }
+#: The twelfth round's sets (README, "The twelfth round"): written with out-of-scope lines in the
+#: pack's own words on purpose ("heart rate monitor", "a refund from ryanair").
+FRESH26_FLOORS = {
+    "answer": (35 / 37, 0),  # measured 36 of 37, 0 wrong (35 before the round)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (2 asserted before)
+    "out_of_scope": (9 / 9, 0),  # 5 before the round's declared phrases (1 answered)
+    "person": (4 / 4, 0),
+    "action": (10 / 10, 0),
+}
+FRESH27_FLOORS = {
+    "answer": (36 / 39, 0),  # measured 37 of 39, 0 wrong (34 before the round)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (1 asserted before: a 30-day trial)
+    # measured 8 of 9 (4 before): "a new monitor for gaming" is kept by Monitor's word
+    "out_of_scope": (8 / 9, 0),
+    "person": (5 / 5, 0),  # 4 before: "¿puedo hablar con un agente de verdad? Prefiero ..."
+    "action": (10 / 10, 0),
+}
+FRESH28_FLOORS = {
+    "answer": (37 / 39, 0),  # measured 38 of 39, 0 wrong (36 before the round)
+    # measured 12 of 14, 1 asserted (recovering a deleted workspace from backups after the grace
+    # period, from the deletion passage)
+    "unanswerable": (12 / 14, 1),
+    # measured 8 of 9 (6 before): "27 inch 4k or ultrawide, which monitor is better" is kept by
+    # Monitor's word
+    "out_of_scope": (8 / 9, 0),
+    "person": (4 / 4, 0),
+    "action": (10 / 10, 0),  # 9 before: "Need to get reimbursed for order 77310"
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -317,6 +348,9 @@ SETS = {
     FRESH17: FRESH17_FLOORS,
     FRESH22: FRESH22_FLOORS,
     FRESH23: FRESH23_FLOORS,
+    FRESH26: FRESH26_FLOORS,
+    FRESH27: FRESH27_FLOORS,
+    FRESH28: FRESH28_FLOORS,
 }
 
 
@@ -366,6 +400,9 @@ def test_the_sets_share_no_message() -> None:
         "fresh17",
         "fresh22",
         "fresh23",
+        "fresh26",
+        "fresh27",
+        "fresh28",
     ],
 )
 async def test_the_set_holds_its_floors(
