@@ -128,7 +128,7 @@ _WANTS = re.compile(
     r"(?:\b(?:(?:i|we) (?:also |really |just |still )?|(?:i|we)\b[^.?!,]{0,60}\band )"
     r"(?:want|need)\b"
     # with the subject left out, as chat does: "Need to get reimbursed for order 77310"
-    r"|^(?:(?:hi|hey|hello)\b[,!.]?\s*)?(?:need|want)s?\b)"
+    r"|(?:^|[,;.!]\s+)(?:(?:hi|hey|hello)\b[,!.]?\s*)?(?:need|want)s?\b)"
     r"(?! to (?:know|understand|learn|find out|check|ask|confirm))",
     re.IGNORECASE,
 )

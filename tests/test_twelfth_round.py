@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aiohttp.test_utils import TestClient
-from gatebot_knowledge.beyond import past_length
+from gatebot_knowledge.beyond import beyond_stated, past_length
 from gatebot_knowledge.packfit import names_target, unseen_names
 
 from bot.packs import load_pack
@@ -184,3 +184,16 @@ async def test_a_name_in_the_context_before_the_one_question(client: TestClient)
     assert "+question" in _answerability(body["turn"])["version"]
     # A question that points back to the name keeps it against the message.
     await _unasserted(client, "We keep our code on Bitbucket. Does Pipelines work with it?")
+
+
+def test_a_want_without_its_subject_after_the_context() -> None:
+    assert asks_to_act("we hired 3 more devs, need them on the account")
+    assert not asks_to_act("we hired 3 more devs, need to know what a seat costs")
+
+
+def test_instead_of_what_the_message_named_before() -> None:
+    alerts = "Acme Monitor sends alerts to Slack, Microsoft Teams, email, SMS and phone calls."
+    assert not beyond_stated(
+        "we live in MS Teams, can downtime alerts land there instead of email", alerts
+    )
+    assert beyond_stated("can alerts go to discord instead of email", alerts)

@@ -82,6 +82,8 @@ _INSTEAD_OF = re.compile(
     r"([\w-]+)",
     re.IGNORECASE,
 )
+#: The words before "instead of" end pointing back: "can alerts land there", "do it".
+_POINTS_BACK = re.compile(r"\b(?:there|here|it|that|this|them|those)\s*$", re.IGNORECASE)
 #: A stated figure turned down: "purged immediately, not after 30 days".
 _NOT_FIGURE = re.compile(
     rf"\bnot\s+(?:after|in|within|for|until|every)\s+(?:the\s+)?({NUMBER})[\s-]*([a-z]+)",
@@ -107,6 +109,10 @@ def _instead_of_stated(question: str, text: str) -> bool:
             continue
         # What is asked for in its place, by its last word ("to our billing address each
         # month", "as CSV"): "alerts in MS Teams instead of email" asks for Teams, which is said.
+        # A word pointing back names it elsewhere ("we live in MS Teams, can alerts land there
+        # instead of email"): what it points to cannot be read here.
+        if _POINTS_BACK.search(before):
+            continue
         asked = [w for w in tokenize(before) if w not in LIGHT_VERBS and not w.isdigit()]
         if asked and asked[-1] not in said:
             return True
