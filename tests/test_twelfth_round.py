@@ -197,3 +197,20 @@ def test_instead_of_what_the_message_named_before() -> None:
         "we live in MS Teams, can downtime alerts land there instead of email", alerts
     )
     assert beyond_stated("can alerts go to discord instead of email", alerts)
+
+
+async def test_a_products_word_in_another_sense_is_weighed(client: TestClient) -> None:
+    for text in (
+        "What's the best way to deploy a tent in strong wind? Going camping this weekend.",
+        "My doctor wants me to wear a blood pressure monitor for 24 hours. Can I shower with it"
+        " on?",
+    ):
+        turn = (await _say(client, text))["turn"]
+        scope = turn["scope"]
+        assert turn["move"]["name"] == "decline" and not turn["model_calls"], text
+        assert scope["rule"].startswith("domain:outside-margin without the pack's words"), text
+        assert scope["score"] < scope["threshold"] == 0.0
+    # The product's own questions stay, however short ("monitor" and "trial" are its words).
+    for text in ("how often does monitor check my site?", "can pipelines deploy on every push?"):
+        turn = (await _say(client, text))["turn"]
+        assert turn["scope"]["verdict"] == "in", text

@@ -65,6 +65,9 @@ SURE_LANGUAGE = 0.9
 #: breaks" 0.029, "how do I get admin rights" 0.055, "do you have a Pulumi provider" 0.068; none
 #: of tests/data/acme_inscope_edge.txt there is below 0.029).
 EDGE_MARGIN = 0.0
+#: How sure the intent head must be that a message is none of the pack's intents before a
+#: product's word alone may be weighed (see :meth:`ScopeCheck._weigh_product_words`).
+NONE_SURE = 0.7
 #: (pack version, encoder version) -> the pack's domain, or None when it has too few texts.
 _domains: dict[tuple[str, str], Domain | None] = {}
 #: (pack version, retriever name) -> the pack's cross-language domain, or None without one.
@@ -131,6 +134,13 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) ->
     return {"verdict": "in", "rule": NO_MATCH}
 
 
+def _declared_phrases(pack: Pack) -> list[str]:
+    """Every declared product, topic and intent keyword of the pack."""
+    phrases = [k for p in pack.products for k in p.keywords]
+    phrases += [k for t in pack.topics for k in t.keywords]
+    return phrases + [k for i in pack.intents for k in i.keywords]
+
+
 _keywords: dict[int, tuple[Pack, frozenset[str]]] = {}  # by id(pack); the pack is kept alive
 
 
@@ -138,9 +148,7 @@ def _keyword_words(pack: Pack) -> frozenset[str]:
     """Every word of the pack's declared product, topic and intent keywords (once per pack)."""
     held = _keywords.get(id(pack))
     if held is None or held[0] is not pack:
-        phrases = [k for p in pack.products for k in p.keywords]
-        phrases += [k for t in pack.topics for k in t.keywords]
-        phrases += [k for i in pack.intents for k in i.keywords]
+        phrases = _declared_phrases(pack)
         if len(_keywords) > 32:
             _keywords.clear()
         held = _keywords[id(pack)] = (pack, frozenset(w for k in phrases for w in tokens(k)))
@@ -181,6 +189,8 @@ class ScopeCheck:
         if scope["rule"] != NO_MATCH:
             if not busy and self.topic_words_only(scope, text):
                 return await self._weigh_topic_words(text, scope)
+            if not busy and self._kept_by_a_product(scope):
+                return await self._weigh_product_words(text, scope)
             return scope
         if busy:
             scope["rule"] = f"answering:{busy}"
@@ -229,6 +239,44 @@ class ScopeCheck:
         bare = bare_request(text)
         handoff = {i.name for i in self.pack.intents if i.move == "handoff"} if bare else set()
         return not (products | self.pack.flow_intents() | handoff) & kept
+
+    def _kept_by_a_product(self, scope: Scope) -> bool:
+        """Kept in scope by a product's declared word, spelled right, with no word of a flow's
+        intent or of a hand-off (a request keeps its message: see :meth:`topic_words_only`)."""
+        rule = scope["rule"]
+        if scope["verdict"] != "in" or not rule.startswith("declared:"):
+            return False
+        kept = set(rule.removeprefix("declared:").split(","))
+        handoff = {i.name for i in self.pack.intents if i.move == "handoff"}
+        requests = self.pack.flow_intents() | handoff
+        return bool(kept & {p.key for p in self.pack.products}) and not kept & requests
+
+    async def _weigh_product_words(self, text: str, scope: Scope) -> Scope:
+        """A product's word that is an ordinary word too ("deploy", "monitor") keeps a message
+        unless both readings say it is about something else: the intent head reads none of the
+        pack's intents, surely (:data:`NONE_SURE`), and with the pack's declared words taken
+        out the message sits nearer the generic outside lines than the pack (margin below 0):
+        "What's the best way to deploy a tent in strong wind?" (none 0.80, -0.131), "My doctor
+        wants me to wear a blood pressure monitor for 24 hours" (none 0.72, -0.106). Either
+        alone turns away in-scope questions ("how long is the trial" is -0.061 without its
+        words; the head reads none at 0.62 for "what's the max size of a build artifact")."""
+        domain, vector = await self.domain(), await self._embed(text)
+        if domain is None or vector is None or domain.margin_fit is None:
+            return scope
+        reading = await self.readers.intent(text, None, vector)
+        if reading.answer != NONE or reading.confidence < NONE_SURE:
+            return scope
+        rest = " ".join(without_phrases(normalise(text), _declared_phrases(self.pack)).split())
+        if not rest or self._unread_language(text, domain):
+            return scope
+        rest_vector = await self._embed(rest)
+        margin = None if rest_vector is None else domain.margin(rest_vector)
+        if margin is None or margin >= 0.0:
+            return scope
+        scope["verdict"], scope["template"] = "out", None
+        scope["rule"] = f"domain:outside-margin without the pack's words, despite {scope['rule']}"
+        scope["score"], scope["threshold"] = round(margin, 4), 0.0
+        return scope
 
     async def _weigh_topic_words(self, text: str, scope: Scope) -> Scope:
         """A topic word alone ("help", "buy", "good morning") keeps a message unless it sits
