@@ -120,6 +120,18 @@ _REQUEST = re.compile(
     r"|is (?:it|there a way) (?:possible )?to (?:get|have|book|set up|schedule|arrange))\b",
     re.IGNORECASE,
 )
+_TO_THE_AGENT = re.compile(
+    r"\b(?:please|pls|plz|kindly|(?:can|could|would|will) (?:you|u))\b", re.IGNORECASE
+)
+
+
+def asks_the_agent(text: str) -> bool:
+    """Whether ``text`` asks the agent itself to do something ("can you add a couple?",
+    "please refund it"); "I'd like to kick the tires. Can I test everything first?" asks
+    whether the customer may."""
+    return _TO_THE_AGENT.search(text.replace(APOSTROPHE, "'")) is not None
+
+
 #: Saying what one wants or needs is a request only in a message that asks no question: "I want
 #: to change the number of users to 25" is one, and so is "we're onboarding 5 engineers and need
 #: room for them on our plan"; in "I need everyone to use 2FA, can I enforce that?" the want is

@@ -17,7 +17,13 @@ from gatebot_knowledge.beyond import beyond_stated, past_length
 from gatebot_knowledge.packfit import names_target, unseen_names
 
 from bot.packs import load_pack
-from bot.text import asks_to_act, asks_to_know, whole_and_sentences, without_phrases
+from bot.text import (
+    asks_the_agent,
+    asks_to_act,
+    asks_to_know,
+    whole_and_sentences,
+    without_phrases,
+)
 from bot.turn.scope import check_scope
 from tests.test_answerability import _answerability, _say
 from tests.test_eleventh_round import _unasserted
@@ -214,3 +220,25 @@ async def test_a_products_word_in_another_sense_is_weighed(client: TestClient) -
     for text in ("how often does monitor check my site?", "can pipelines deploy on every push?"):
         turn = (await _say(client, text))["turn"]
         assert turn["scope"]["verdict"] == "in", text
+
+
+async def test_a_question_the_pack_answers_is_not_taken_for_a_flows_request(
+    client: TestClient,
+) -> None:
+    # The head leans to demo (0.54): only a lean, and the trial entry answers the question.
+    text = (
+        "Before I put a company card on file I'd like to kick the tires properly. Can I test"
+        " everything first, and for how long?"
+    )
+    body = await _say(client, text)
+    assert body["turn"]["flow"] is None
+    assert body["replies"][0]["citations"][0]["key"] == "faq-trial"
+    # Asked of the agent, it is a request: the flow starts.
+    asked = "Trying to invite someone but it says we're out of seats. can you add a couple?"
+    assert (await _say(client, asked))["turn"]["flow"]["name"] == "add_seats"
+
+
+def test_asking_the_agent_itself() -> None:
+    assert asks_the_agent("can you add a couple?")
+    assert asks_the_agent("please refund the last charge")
+    assert not asks_the_agent("I'd like to kick the tires. Can I test everything first?")

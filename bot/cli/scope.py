@@ -60,12 +60,18 @@ def read_lines(path: Path, limit: int) -> list[str]:
 
 
 class PrecomputedRows:
-    """Stands in for the heads' batcher with rows embedded in bulk beforehand."""
+    """Stands in for the heads' batcher with rows embedded in bulk beforehand; a text not among
+    them (the scope check embeds a message without the pack's words: see
+    :meth:`bot.turn.scope.ScopeCheck._weigh_product_words`) is embedded when asked for."""
 
     def __init__(self, rows: dict[str, np.ndarray]) -> None:
         self.rows = rows
 
     async def embed(self, text: str) -> np.ndarray:
+        if text not in self.rows:
+            from bot.heads.encoder import embed_shipped
+
+            self.rows[text] = (await asyncio.to_thread(embed_shipped, [text]))[0]
         return self.rows[text]
 
 

@@ -19,7 +19,7 @@ from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.recorder import Recorder
 from bot.extend.retriever import Retriever
 from bot.flows.engine import FlowEngine, FlowTurn
-from bot.flows.trigger import ExampleIndex
+from bot.flows.trigger import ExampleIndex, Nearest
 from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.preflight import Outcome, Preflight
@@ -30,6 +30,7 @@ from bot.store.turnlock import ConversationBusy, TurnLocks
 from bot.text import (
     asks_for_person,
     asks_how,
+    asks_the_agent,
     asks_to_know,
     goes_alone,
     is_question,
@@ -333,12 +334,7 @@ class Agent:
             return decision
         if not asks_to_know(turn.text):  # a question, or "I'd like to know whether ..."
             return decision
-        retriever, text = self.actor.retriever, turn.text[:500]
-        # The heads' batched vector, as the answer path uses: no second embedding of the text.
-        vector = await self.actor.vectors.get(text) if retriever.takes_vector else None
-        threshold = self.pack.gates[answerable.GATE]
-        checked = await answerable.check(retriever, text, threshold, vector=vector)
-        if checked is None or not checked.answers:
+        if not await self._pack_answers(turn):
             return decision
         rule = f"{decision.rule}; the pack answers the question: answer before asking"
         return Decision(["answer", "handoff"], rule).choose(move_scores, self.pack.gates["policy"])
@@ -454,7 +450,39 @@ class Agent:
         if upset and "flow" not in turn.state and turn.state.get("offered_person") != "declined":
             return None
         near = None if "flow" in turn.state else await self.flow_examples.nearest(turn.text)
+        if "flow" not in turn.state and await self._answered_not_started(turn, intent_read, near):
+            return None
         return await self.flows.turn(turn, intent_read, near)
+
+    async def _answered_not_started(
+        self, turn: Turn, intent_read: Read, near: Nearest | None
+    ) -> bool:
+        """A question the pack answers is answered, not taken for a flow's request, where only
+        a lean of the head or closeness to an example would start the flow: "I'd like to kick
+        the tires properly. Can I test everything first, and for how long?" leans to demo (0.54)
+        and the trial entry answers it; "A few product managers only need to look at the
+        dashboards. Can I add them without paying a seat for each one?" sits near a seats
+        example and the roles passage answers it. A confident intent, the flow's own words, a
+        change read, a request to be shown or one made of the agent ("can you add a couple?")
+        still start it."""
+        if not asks_to_know(turn.text) or asks_the_agent(turn.text):
+            return False
+        started = self.flows.trigger(intent_read, turn.text, near)
+        if started is None:
+            return False
+        s = started[1]
+        if s.intent or s.routed or s.worded or s.change is not None or s.across or s.shown:
+            return False
+        return await self._pack_answers(turn)
+
+    async def _pack_answers(self, turn: Turn) -> bool:
+        """Whether the answerability check acts on the message (the answer path's own check)."""
+        retriever, text = self.actor.retriever, turn.text[:500]
+        # The heads' batched vector, as the answer path uses: no second embedding of the text.
+        vector = await self.actor.vectors.get(text) if retriever.takes_vector else None
+        threshold = self.pack.gates[answerable.GATE]
+        checked = await answerable.check(retriever, text, threshold, vector=vector)
+        return checked is not None and checked.answers
 
     async def _paused_turn(self, turn: Turn) -> TurnResult:
         """Staff have the conversation: the agent stays quiet and the message goes to them."""
