@@ -110,8 +110,10 @@ def only_values(text: str) -> bool:
     return all(t in STOPWORDS or t in _VALUE_FRAME for t in rest)
 
 
-#: Asking the agent itself to do something.
-_TO_YOU = r"please|pls|plz|(?:can|could|would|will) (?:you|u)|(?:i|we)(?:'d| would) like"
+#: Asking the agent itself to do something: by addressing it ("can you", "please"), or saying
+#: what one would like.
+_OF_THE_AGENT = r"please|pls|plz|(?:can|could|would|will) (?:you|u)"
+_TO_YOU = rf"{_OF_THE_AGENT}|(?:i|we)(?:'d| would) like"
 #: A message worded as a request, not a question about how things are: asking the agent, or
 #: asking for something ("can we hop on a call", "could I get the duplicate back", "is it
 #: possible to set up a meeting").
@@ -120,9 +122,7 @@ _REQUEST = re.compile(
     r"|is (?:it|there a way) (?:possible )?to (?:get|have|book|set up|schedule|arrange))\b",
     re.IGNORECASE,
 )
-_TO_THE_AGENT = re.compile(
-    r"\b(?:please|pls|plz|kindly|(?:can|could|would|will) (?:you|u))\b", re.IGNORECASE
-)
+_TO_THE_AGENT = re.compile(rf"\b(?:{_OF_THE_AGENT}|kindly)\b", re.IGNORECASE)
 
 
 def asks_the_agent(text: str) -> bool:

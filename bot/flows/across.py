@@ -127,11 +127,10 @@ class AcrossIndex:
         if lang is None:
             return None
         try:
-            found = await asyncio.to_thread(self._hands_off_blocking, text, lang)
+            return await asyncio.to_thread(self._hands_off_blocking, text, lang)
         except Exception:  # the encoder failed: read as without it
             log.exception("flows: the cross-language hand-off read failed")
             return None
-        return found
 
     def _hands_off_blocking(self, text: str, lang: str) -> Across | None:
         """The whole message and, in a message of several sentences, each sentence on its own:

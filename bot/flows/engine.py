@@ -133,12 +133,17 @@ class FlowEngine(StepHost):
         return max(started, key=lambda pair: weight(pair[1]))  # max keeps the first of a tie
 
     async def turn(
-        self, turn: Turn, intent_read: Read, near: Nearest | None = None
+        self,
+        turn: Turn,
+        intent_read: Read,
+        near: Nearest | None = None,
+        started: tuple[Flow, Signals] | None = None,
     ) -> FlowTurn | None:
         """Run the active flow (or start one) as far as this message allows. None: no flow.
-        ``near``: the pack line nearest the message, for starting one."""
+        ``near``: the pack line nearest the message, for starting one; ``started``: what
+        :meth:`trigger` already read for this message, where the caller read it."""
         state, record = turn.state, turn.record
-        progress = await self._progress(turn, intent_read, near)
+        progress = await self._progress(turn, intent_read, near, started)
         if progress is None:
             return None
         flow_ = self.pack.flows.get(progress["name"])
@@ -176,7 +181,11 @@ class FlowEngine(StepHost):
         return reply_language(turn.text, current, pack.language, [*pack.templates])
 
     async def _progress(
-        self, turn: Turn, intent_read: Read, near: Nearest | None
+        self,
+        turn: Turn,
+        intent_read: Read,
+        near: Nearest | None,
+        started: tuple[Flow, Signals] | None = None,
     ) -> dict[str, Any] | None:
         """The run this message continues: the active one unless preempted, else a new run of the
         flow the message triggers, else None."""
@@ -187,7 +196,7 @@ class FlowEngine(StepHost):
             state.pop("flow", None)
             progress = None
         if progress is None:
-            started = self.trigger(intent_read, text, near)
+            started = started or self.trigger(intent_read, text, near)
             if started is None:
                 return None
             flow, found = started

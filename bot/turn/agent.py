@@ -19,7 +19,7 @@ from bot.extend.provider import ModelCall, ModelProvider
 from bot.extend.recorder import Recorder
 from bot.extend.retriever import Retriever
 from bot.flows.engine import FlowEngine, FlowTurn
-from bot.flows.trigger import ExampleIndex, Nearest
+from bot.flows.trigger import ExampleIndex, Signals
 from bot.metrics import Metrics
 from bot.packs import Pack
 from bot.preflight import Outcome, Preflight
@@ -449,14 +449,16 @@ class Agent:
         upset = sentiment["outcome"] == "act" and sentiment["answer"] == "hostile"
         if upset and "flow" not in turn.state and turn.state.get("offered_person") != "declined":
             return None
-        near = None if "flow" in turn.state else await self.flow_examples.nearest(turn.text)
-        if "flow" not in turn.state and await self._answered_not_started(turn, intent_read, near):
+        if "flow" in turn.state:
+            return await self.flows.turn(turn, intent_read)
+        near = await self.flow_examples.nearest(turn.text)
+        # The flow the message would start, read once: the engine starts this one.
+        started = self.flows.trigger(intent_read, turn.text, near)
+        if started is None or await self._answered_not_started(turn, started[1]):
             return None
-        return await self.flows.turn(turn, intent_read, near)
+        return await self.flows.turn(turn, intent_read, near, started)
 
-    async def _answered_not_started(
-        self, turn: Turn, intent_read: Read, near: Nearest | None
-    ) -> bool:
+    async def _answered_not_started(self, turn: Turn, s: Signals) -> bool:
         """A question the pack answers is answered, not taken for a flow's request, where only
         a lean of the head or closeness to an example would start the flow: "I'd like to kick
         the tires properly. Can I test everything first, and for how long?" leans to demo (0.54)
@@ -467,10 +469,6 @@ class Agent:
         still start it."""
         if not asks_to_know(turn.text) or asks_the_agent(turn.text):
             return False
-        started = self.flows.trigger(intent_read, turn.text, near)
-        if started is None:
-            return False
-        s = started[1]
         if s.intent or s.routed or s.worded or s.change is not None or s.across or s.shown:
             return False
         return await self._pack_answers(turn)

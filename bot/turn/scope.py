@@ -134,6 +134,15 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) ->
     return {"verdict": "in", "rule": NO_MATCH}
 
 
+def _kept_by(scope: Scope) -> set[str]:
+    """What a declared rule, spelled right, kept the message in scope by (products, topics,
+    intents); empty for any other verdict or rule."""
+    rule = scope["rule"]
+    if scope["verdict"] != "in" or not rule.startswith("declared:"):
+        return set()
+    return set(rule.removeprefix("declared:").split(","))
+
+
 def _declared_phrases(pack: Pack) -> list[str]:
     """Every declared product, topic and intent keyword of the pack."""
     phrases = [k for p in pack.products for k in p.keywords]
@@ -229,10 +238,9 @@ class ScopeCheck:
         keyword of an intent that starts a flow ("add seats for the 4 folks from the Berlin
         office" asks for the flow's action: its words are a request, not a topic), and none of
         the hand-off intent's ("operator pls")."""
-        rule = scope["rule"]
-        if scope["verdict"] != "in" or not rule.startswith("declared:"):
+        kept = _kept_by(scope)
+        if not kept:
             return False
-        kept = set(rule.removeprefix("declared:").split(","))
         products = {p.key for p in self.pack.products}
         # A hand-off's own word and next to nothing else asks for a person ("operator pls"),
         # however far from the pack ("is it ok for a person to eat 3 eggs a day" is not).
@@ -243,10 +251,7 @@ class ScopeCheck:
     def _kept_by_a_product(self, scope: Scope) -> bool:
         """Kept in scope by a product's declared word, spelled right, with no word of a flow's
         intent or of a hand-off (a request keeps its message: see :meth:`topic_words_only`)."""
-        rule = scope["rule"]
-        if scope["verdict"] != "in" or not rule.startswith("declared:"):
-            return False
-        kept = set(rule.removeprefix("declared:").split(","))
+        kept = _kept_by(scope)
         handoff = {i.name for i in self.pack.intents if i.move == "handoff"}
         requests = self.pack.flow_intents() | handoff
         return bool(kept & {p.key for p in self.pack.products}) and not kept & requests
