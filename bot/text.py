@@ -170,7 +170,9 @@ _ASKS_HOW = re.compile(
     r"\b(?:if (?:i|we)|whether|or only|or do|or does|or is|or are|anytime|any time|at renewal"
     r"|mid[- ]month|later|in the future|more than|is there a (?:limit|minimum|maximum)|policy"
     r"|do you offer|do you allow|how long|how soon|how quickly|what happens|maximum|minimum"
-    r"|who (?:on|in|at|can|is|else))\b",
+    r"|who (?:on|in|at|can|is|else)"
+    # Where to get it oneself: "need a pdf of last months invoice, where do i get it".
+    r"|where (?:do|can|could|should|would) (?:i|we) (?:get|find|download|see|view|grab|access))\b",
     re.IGNORECASE,
 )
 #: Asking for something to go through alone ("a recorded demo I can watch on my own", "a

@@ -48,6 +48,7 @@ from bot.text import (
     asks_how,
     asks_to_act,
     asks_to_be_shown,
+    asks_to_know,
     matching,
     normalise,
     whole_and_sentences,
@@ -187,14 +188,20 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
     t = flow.trigger
     read_act = intent_read["outcome"] == "act" and intent_read["answer"] in t.intents
     gate = pack.gates["flowExample"]
+    elsewhere = bool(t.intents) and _leans_elsewhere(intent_read, t.intents)
+    change = first_change(flow, text, pack.gates["repeat"])
+    if change is not None and elsewhere and asks_to_know(text) and not asks_to_act(text):
+        # A change read in what a question tells, with the head leaning to another intent,
+        # orders nothing: "What permission levels can I give people when I add them?".
+        change = None
     return Signals(
         intent=read_act,
         routed=read_act and intent_read.get("gate") == "preflight.flow",
         near=near is not None and near.flow == flow.name and near.cosine >= gate,
         across=_across(flow, near),
         worded=bool(t.keywords) and bool(matching(normalise(text), t.keywords)),
-        change=first_change(flow, text, pack.gates["repeat"]),
-        elsewhere=bool(t.intents) and _leans_elsewhere(intent_read, t.intents),
+        change=change,
+        elsewhere=elsewhere,
         leans=bool(t.intents) and _leans_to(intent_read, t.intents) and asks_to_act(text),
         asks_how=asks_how(text),
         shown=any(step.lead == "demo" for step in flow.steps) and asks_to_be_shown(text),

@@ -25,7 +25,6 @@ import asyncio
 import logging
 import math
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -58,7 +57,7 @@ from gatebot_knowledge.packfit import (
     unseen_names,
 )
 from gatebot_knowledge.passages import Passage, attach_asked, pack_passages, text_hash
-from gatebot_knowledge.sentences import question_sentences
+from gatebot_knowledge.sentences import asked_after_context, points_back, question_sentences
 
 log = logging.getLogger(__name__)
 
@@ -101,13 +100,6 @@ AGAINST = (
     "plan_missing",
     "beyond_stated",
     "other_doer",
-)
-
-
-#: A question that points back to what the context said ("does it work with that?").
-_POINTS_BACK = re.compile(
-    r"\b(?:it|its|it's|that|this|these|those|them|they|their|there|such|one|ones|same)\b",
-    re.IGNORECASE,
 )
 
 
@@ -449,18 +441,18 @@ class KnowledgeRetriever(Retriever):
 
     def _past_the_context(self, query: str, k: int, evidence: Evidence) -> Evidence:
         """A name the pack never says, only in what the customer tells of their situation
-        before the message's one question, is not what they ask: "Our last monitoring tool woke
-        us up because a single probe in Asia had a hiccup. How does Acme decide a site is really
-        down?". The question alone is read where it points back to nothing the context says
-        ("We use Bitbucket. Does Pipelines work with it?" keeps the name against it) and where
-        nothing else speaks against the message."""
+        before what they ask, is not what they ask: "Our last monitoring tool woke us up because
+        a single probe in Asia had a hiccup. How does Acme decide a site is really down?". The
+        questions alone (:func:`asked_after_context`) are read where the first points back to
+        nothing the context says ("We use Bitbucket. Does Pipelines work with it?" keeps the
+        name against it) and where nothing else speaks against them."""
         f = evidence.features
         if [x for x in AGAINST if f.get(x)] != ["unseen_names"]:
             return evidence
-        asked = question_sentences(query)
-        if len(asked) != 1 or _POINTS_BACK.search(asked[0]):
+        found = asked_after_context(query)
+        if found is None or points_back(found[1], self._umbrella().product_words()):
             return evidence
-        part = self._evidence(asked[0], k, None)
+        part = self._evidence(found[0], k, None)
         if not part.facts or any(part.features.get(x) for x in AGAINST):
             return evidence
         if part.p_answerable > evidence.p_answerable:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from gatebot_knowledge.lexical import tokenize
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _QUESTION_START = re.compile(
     r"^(?:how|what|whats|what's|which|when|where|who|why|can|could|do|does|did|is|are|will|"
@@ -32,3 +34,64 @@ def question_sentences(text: str) -> list[str]:
         for s in sentences
         if len(s.split()) >= MIN_WORDS and (s.endswith("?") or _QUESTION_START.match(s))
     ]
+
+
+#: Context before a colon inside a question sentence: "Before I set up the eval plan: does the
+#: free trial cover all of them?" asks what follows the colon.
+_COLON = re.compile(r":\s+")
+
+
+def asked_after_context(text: str) -> tuple[str, str] | None:
+    """What a message of context asks, and the sentence its asking starts with: its question
+    sentences when they stand together ("I've been asked to migrate 30 repos off Jenkins. Where
+    does the pipeline definition live? Is it a file in the repo?"), each read from after a
+    colon that puts context first; None where the questions are apart (each then answers on its
+    own) or the message has none."""
+    sentences = [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    at = [
+        n
+        for n, s in enumerate(sentences)
+        if len(s.split()) >= MIN_WORDS and (s.endswith("?") or _QUESTION_START.match(s))
+    ]
+    if not at or at != list(range(at[0], at[0] + len(at))):
+        return None
+    asked = [_after_colon(sentences[n]) for n in at]
+    return " ".join(asked), asked[0]
+
+
+def _after_colon(sentence: str) -> str:
+    parts = _COLON.split(sentence)
+    last = parts[-1]
+    if len(parts) > 1 and len(last.split()) >= MIN_WORDS and _QUESTION_START.match(last):
+        return last
+    return sentence
+
+
+#: A question that points back to what the context said ("does it work with that?"). "There" is
+#: a place only where it is not "is there" or "there is"; "one" points back only as "that one",
+#: "the other ones" or "one of", not as a count ("more than one owner").
+_POINTS_BACK = re.compile(
+    r"\b(?:it|it's|that|this|these|those|them|they|their|such|same)\b"
+    r"|(?<!\bis )(?<!\bare )(?<!\bwas )\bthere\b(?!\s+(?:is|are|was|any|a|an)\b)"
+    r"|\b(?:that|this|the|which|either|same|other|another|each)\s+(?:\w+\s+)?ones?\b"
+    r"|\bones?\s+of\b",
+    re.IGNORECASE,
+)
+#: An alternative asked about what the sentence already named: "Will your alerts land in
+#: Microsoft Teams, or is it a Slack-only thing?".
+_OR_IS_IT = re.compile(r"\bor\s+(?:is|are|does|do)\s+(?:it|that|this|they)\b", re.IGNORECASE)
+#: "its" after a product's name belongs to the product ("Can Acme Monitor send its alerts").
+_ITS = re.compile(r"\bits\b", re.IGNORECASE)
+
+
+def points_back(sentence: str, product_stems: set[str]) -> bool:
+    """Whether ``sentence`` points back to something said before it."""
+    plain = _OR_IS_IT.sub(" ", sentence)
+    if _POINTS_BACK.search(plain):
+        return True
+    for its in _ITS.finditer(plain):
+        if not set(tokenize(plain[: its.start()])) & product_stems:
+            return True
+    return False
