@@ -654,6 +654,8 @@ class KnowledgeRetriever(Retriever):
         if found is None:
             return Evidence([], {}, 0.0, f"{VERSION}/{language}/no-encoder", "multilingual", query)
         version = f"{VERSION}/{language}"
+        if found.row is None:
+            found, version = self._cross_past_the_context(query, language, found, version)
         for sentence in question_sentences(query) if found.row is not None else ():
             # As in the pack's language, a question among others reads better alone ("Hola,
             # ¿tienen prueba gratis? ¿Cuántos días dura...?": 0.52 whole, 0.99 its first
@@ -664,6 +666,24 @@ class KnowledgeRetriever(Retriever):
         features = {"cross_cosine": found.cosine}
         facts = self._cross_facts(found)
         return Evidence(facts, features, found.confidence, version, "multilingual", query)
+
+    def _cross_past_the_context(
+        self, query: str, language: str, found: CrossMatch, version: str
+    ) -> tuple[CrossMatch, str]:
+        """As :meth:`_past_the_context` in the pack's language: a name the pack never says,
+        only in the context before what is asked ("Hola, soy responsable de compras en Bogotá.
+        ¿Tienen un período de prueba gratuito?"), is not what is asked. The questions are read
+        together, then each alone, and the surest match counts; each reading is held to the
+        same unseen-name rule as the whole."""
+        asked = asked_after_context(query)
+        if asked is None or points_back(asked[1], self._umbrella().product_words()):
+            return found, version
+        readings = [asked[0], *question_sentences(asked[0])]
+        parts = [self._cross_match(r, language) for r in dict.fromkeys(readings)]
+        kept = [p for p in parts if p is not None and p.row is not None]
+        if not kept:
+            return found, version
+        return max(kept, key=lambda p: p.confidence), version + "+question"
 
     # -- reading -------------------------------------------------------------------------------
 

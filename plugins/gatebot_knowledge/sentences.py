@@ -79,6 +79,13 @@ _POINTS_BACK = re.compile(
     r"|\bones?\s+of\b",
     re.IGNORECASE,
 )
+#: The same in the other languages customers write in most, where the word cannot be anything
+#: else (an article such as "la" or "das" can): "¿Pipelines funciona con eso?".
+_POINTS_BACK_ABROAD = re.compile(
+    r"(?<!\w)(?:eso|esto|ello|él|allí|ahí|cela|ça|celui|celle|ceux|celles|là|dort|damit|dafür"
+    r"|darauf|davon|dies|dieses|diese|isso|isto|nele|nela|nisso|questo|quello|ciò|lì)(?!\w)",
+    re.IGNORECASE,
+)
 #: An alternative asked about what the sentence already named: "Will your alerts land in
 #: Microsoft Teams, or is it a Slack-only thing?".
 _OR_IS_IT = re.compile(r"\bor\s+(?:is|are|does|do)\s+(?:it|that|this|they)\b", re.IGNORECASE)
@@ -89,7 +96,7 @@ _ITS = re.compile(r"\bits\b", re.IGNORECASE)
 def points_back(sentence: str, product_stems: set[str]) -> bool:
     """Whether ``sentence`` points back to something said before it."""
     plain = _OR_IS_IT.sub(" ", sentence)
-    if _POINTS_BACK.search(plain):
+    if _POINTS_BACK.search(plain) or _POINTS_BACK_ABROAD.search(plain):
         return True
     for its in _ITS.finditer(plain):
         if not set(tokenize(plain[: its.start()])) & product_stems:
