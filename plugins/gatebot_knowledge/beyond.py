@@ -203,6 +203,12 @@ _EXTENDED_TO = re.compile(
     rf"(?:\s+[\w'-]+){{0,5}}?\s+to\s+(?:a\s+full\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
     re.IGNORECASE,
 )
+#: A length asked to be made: "can u make it last 24h", "could you make the link valid for 2 days".
+_MADE_TO_LAST = re.compile(
+    r"\bmake\s+(?:it|them|the\s+[\w-]+(?:\s+[\w-]+)?)\s+(?:last\s+|(?:stay\s+)?valid\s+|work\s+)?"
+    rf"(?:for\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
+    re.IGNORECASE,
+)
 _POSSIBLE = re.compile(
     r"\b(?:can|could|possible|option|allow\w*|able|way\s+to|pay\w*|upgrade|configur\w*)\b",
     re.IGNORECASE,
@@ -238,6 +244,7 @@ def past_length(question: str, text: str) -> bool:
         asked = list(_EXTENDED_TO.finditer(question))
         if _POSSIBLE.search(question):
             asked += _KEPT_FOR.finditer(question)
+            asked += _MADE_TO_LAST.finditer(question)
         kept = [in_days(*m.groups()) for m in asked]
         if any(d is not None and d > longest * 1.05 for d in kept):
             return True

@@ -11,7 +11,8 @@ import re
 
 from gatebot_knowledge.lexical import stem
 
-UNITS = r"(?:second|sec|minute|min|hour|hr|day|week|month|year|business day|working day)s?"
+#: "h" as written after a number ("24h").
+UNITS = r"(?:second|sec|minute|min|hour|hr|h|day|week|month|year|business day|working day)s?"
 NUMBER_WORDS = (
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
     " sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty hundred thousand"
@@ -139,6 +140,7 @@ _DAYS = {
     "min": 1 / 1440,
     "hour": 1 / 24,
     "hr": 1 / 24,
+    "h": 1 / 24,
     "day": 1,
     "business day": 1,
     "working day": 1,

@@ -77,6 +77,8 @@ CHAT_WORDS = (
     " am been being were should shall may might must"
     " don doesn didn isn aren wasn weren haven hasn won wouldn couldn shouldn cant dont doesnt"
     " didnt isnt arent wont t s re ve ll d m"
+    # Chat spellings with a digit, which would otherwise read as a coded name (see .packfit).
+    " b4 gr8 l8r w8"
 ).split()
 #: Who asks, not what about: "our DPO insists data stays in Europe", "a bunch of PMs who only look
 #: at dashboards", "I'm CTO at a startup". Read as names the pack never says, they held answerable

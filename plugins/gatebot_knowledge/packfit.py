@@ -62,6 +62,9 @@ NAMED_PENALTY = 1.0
 TARGET_PENALTY = 2.0
 
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?")
+#: Letters then digits, as a standard, a service or a model is named whatever the case
+#: ("aes256", "s3", "k8s", "iso27001"); digits first is a figure ("24h", "2nd").
+_CODED = re.compile(r"[A-Za-z]+\d[A-Za-z0-9]*")
 #: The thing a question asks to be integrated, connected or sent to: "a pagerduty integration",
 #: "integrate with bitbucket", "connect to azure", "export ... to jira".
 _NAMED_AFTER = re.compile(
@@ -83,7 +86,8 @@ _NAMED_SENT = re.compile(
 #: What a product is asked to work with or support ("does pipelines work with bitbucket repos",
 #: "do you support azure devops"): the question is about that thing.
 _NAMED_WORKS = re.compile(
-    r"\b(?:work|works|play|plays)\s+(?:well\s+|nicely\s+)?with\s+"
+    # "w" and "w/" as typed for "with": "does pipelines work w bitbucket".
+    r"\b(?:work|works|play|plays)\s+(?:well\s+|nicely\s+)?(?:with|w/?)\s+"
     r"(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
     # The platform something runs on: "do self-hosted runners work on Windows and ARM machines?"
     r"|\b(?:work|works|run|runs)\s+on\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
@@ -228,7 +232,7 @@ def unseen_names(
         capital = capitals and any(c.isupper() for c in word)
         capital = capital and not _sentence_start(query, match.start())
         domain = "." in word.strip(".")
-        if acronym or capital or domain:
+        if acronym or capital or domain or _CODED.fullmatch(word):
             names.append(word)
     for word in _targets(query):
         if word.lower() not in STOPWORDS and unseen(word) and word not in names:
