@@ -59,6 +59,10 @@ from bot.turn.turn import Read
 PERSON_MARGIN = 0.15
 #: An unsure read this likely of another intent outweighs a keyword on its own.
 LEANS_AT = 0.5
+#: A sentence that asks what, which, who, when or where.
+_WH_SENTENCE = re.compile(
+    r"(?:^|[.!?]\s+)(?:what|what's|whats|which|who|whom|whose|why|when|where)\b", re.IGNORECASE
+)
 _CHANGES = ("add", "remove", "change")
 _ONE = re.compile(r"\b(?:1|one|single)\b", re.IGNORECASE)
 
@@ -190,10 +194,11 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
     gate = pack.gates["flowExample"]
     elsewhere = bool(t.intents) and _leans_elsewhere(intent_read, t.intents)
     change = first_change(flow, text, pack.gates["repeat"])
-    if change is not None and elsewhere and asks_to_know(text) and not asks_to_act(text):
-        # A change read in what a question tells, with the head leaning to another intent,
-        # orders nothing: "What permission levels can I give people when I add them?".
-        change = None
+    if change is not None and asks_to_know(text) and not asks_to_act(text):
+        # A change read in what a question tells orders nothing where the head leans to another
+        # intent or a sentence asks what, which, who, when or where: "What permission levels
+        # can I give people when I add them?" ("how do I add 3 seats" may still be a request).
+        change = None if elsewhere or _WH_SENTENCE.search(text) else change
     return Signals(
         intent=read_act,
         routed=read_act and intent_read.get("gate") == "preflight.flow",

@@ -1,0 +1,144 @@
+"""What the thirteenth round of customer messages taught (README, "The thirteenth round"), through
+REST on the sample pack and in words: a message of context asks in its questions when they stand
+together (a second question may point back to the first), and from after a colon that puts
+context first; "is there", "more than one", "or is it" and "its" after a product's name point
+back to nothing; the same holds in another language; "where do I get it" asks where to do it
+oneself; a change read in a question the head reads as another intent orders nothing; a length
+asked to be made ("make it last 24h") is past the stated one; "work w bitbucket" names what is
+asked; letters then digits name a thing ("aes256"); a parcel's status is declined."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient
+from gatebot_knowledge.beyond import past_length
+from gatebot_knowledge.packfit import unseen_names
+from gatebot_knowledge.sentences import asked_after_context, points_back
+
+from bot.text import asks_how
+from tests.test_answerability import _answerability, _say
+from tests.test_eleventh_round import _unasserted
+
+PRODUCTS = {"pipelin", "monitor", "status"}
+RESET = (
+    'Use "Forgot password" on the login page. The reset link is valid for one hour. If you use'
+    " single sign-on, reset it with your identity provider instead."
+)
+
+
+def test_what_a_message_of_context_asks() -> None:
+    text = (
+        "I'm migrating 30 repos off Jenkins. Where does the pipeline definition live in your"
+        " system? Is it a file in the repo, and what is it called?"
+    )
+    assert asked_after_context(text) == (
+        "Where does the pipeline definition live in your system? Is it a file in the repo, and"
+        " what is it called?",
+        "Where does the pipeline definition live in your system?",
+    )
+    colon = "We are a German insurer. Before I invest more time: can we keep everything in the EU?"
+    assert asked_after_context(colon) == ("can we keep everything in the EU?",) * 2
+    # Questions apart each answer on their own; one sentence is no context.
+    assert asked_after_context("Is SSO there? We use Okta. Is 2FA there?") is None
+    assert asked_after_context("How much is Monitor?") is None
+
+
+def test_what_points_back_to_the_context() -> None:
+    assert points_back("Does Pipelines work with it?", PRODUCTS)
+    assert points_back("Can we host it there?", PRODUCTS)
+    assert points_back("Can Pipelines read its webhooks?", set())
+    assert points_back("¿Acme Pipelines funciona con eso?", PRODUCTS)
+    for sentence in (
+        "Is there any way to use Acme at no cost for now?",
+        "Can a workspace have more than one owner?",
+        "Will your alerts land in Microsoft Teams, or is it a Slack-only thing?",
+        "Can Acme Monitor send its alerts to a Slack channel?",
+    ):
+        assert not points_back(sentence, PRODUCTS), sentence
+
+
+async def test_questions_after_context_naming_what_the_pack_never_says(
+    client: TestClient,
+) -> None:
+    for text, key in (
+        (
+            "Our on-call rotation lives in Slack, and I've got the security review on Monday."
+            " Can Acme Monitor send its alerts to a Slack channel?",
+            "faq-slack-alerts",
+        ),
+        (
+            "Our founder is the only owner and goes on leave on Friday. Can a workspace have"
+            " more than one owner, so I can handle things while he's away?",
+            "doc-account#members-and-roles",
+        ),
+        (
+            "I've been asked to migrate 30 repos off Jenkins by end of quarter. Where does the"
+            " pipeline definition live in your system? Is it a file in the repo?",
+            "doc-pipelines#pipelines",
+        ),
+    ):
+        body = await _say(client, text)
+        assert body["replies"][0]["citations"][0]["key"] == key, text
+        assert "+question" in _answerability(body["turn"])["version"], text
+
+
+async def test_a_question_in_another_language_after_context(client: TestClient) -> None:
+    text = (
+        "Hola, soy responsable de compras de un equipo de 25 desarrolladores en Bogotá."
+        " ¿Tienen un período de prueba gratuito? ¿Cuántos días dura?"
+    )
+    body = await _say(client, text)
+    # The first reply says the help pages are in English; the answer follows, cited.
+    cited = [c["key"] for r in body["replies"] for c in r.get("citations", [])]
+    assert cited == ["faq-trial"]
+    assert _answerability(body["turn"])["version"].endswith("/es+question")
+    await _unasserted(client, "Usamos Bitbucket en la empresa. ¿Acme Pipelines funciona con eso?")
+
+
+def test_where_to_get_it_oneself_asks_how() -> None:
+    assert asks_how("need a pdf of last months invoice for accounting where do i get it")
+    assert not asks_how("where is my invoice for order 12345")
+
+
+async def test_where_to_get_an_invoice_is_answered(client: TestClient) -> None:
+    body = await _say(client, "need a pdf of last months invoice for accounting where do i get it")
+    assert body["replies"][0]["citations"][0]["key"] == "faq-invoice"
+
+
+async def test_a_change_told_in_a_question_starts_no_flow(client: TestClient) -> None:
+    text = (
+        "I'm setting up our workspace for three teams plus a couple of people from finance who"
+        " only need to see things. What permission levels can I give people when I add them?"
+    )
+    body = await _say(client, text)
+    assert body["turn"]["flow"] is None
+    assert body["replies"][0]["citations"][0]["key"] == "doc-account#members-and-roles"
+    assert (await _say(client, "please add 2 seats"))["turn"]["flow"]["name"] == "add_seats"
+
+
+def test_a_length_asked_to_be_made() -> None:
+    assert past_length("pw reset link dies after an hour, can u make it last 24h", RESET)
+    assert past_length("can you make it 24 hours for our team?", RESET)
+    assert not past_length("is the reset link good for 1h?", RESET)
+    assert not past_length("can you make it valid for 30 minutes", RESET)
+
+
+async def test_names_typed_as_customers_type_them_are_not_answered(client: TestClient) -> None:
+    for text in (
+        "pw reset link dies after an hour, can u make it last 24h",
+        "does pipelines work w bitbucket",
+        "what encryption do u use at rest, aes256?",
+    ):
+        await _unasserted(client, text)
+    known = {w: 1 for w in "encrypt rest use".split()}
+    assert unseen_names(known, "what encryption do u use at rest, aes256?") == ["aes256"]
+    assert unseen_names(known, "can i try it b4 paying, 24h is enough") == []
+
+
+async def test_a_parcels_status_is_declined(client: TestClient) -> None:
+    turn = (await _say(client, "whats the status of my amazon parcel its been a week"))["turn"]
+    assert turn["move"]["name"] == "decline" and not turn["model_calls"]
+    assert turn["scope"]["rule"] == "out_of_scope:deliveries"
+    turn = (await _say(client, "how do they inspect oil pipelines for leaks"))["turn"]
+    assert turn["scope"]["rule"] == "out_of_scope:home"
+    turn = (await _say(client, "can our status page show a maintenance window?"))["turn"]
+    assert turn["scope"]["verdict"] == "in"
