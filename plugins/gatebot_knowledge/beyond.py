@@ -129,12 +129,29 @@ def _states_figure(found: re.Match[str], text: str) -> bool:
     return False
 
 
+#: A stated length asked to be done without: "can the grace period be skipped", "could data be
+#: erased immediately", "can you waive the waiting period".
+_WITHOUT_THE_WAIT = re.compile(
+    r"\b(?:skip|skipped|skipping|bypass\w*|waive\w*|shorten\w*|cut\s+short)\b"
+    r"|\b(?:erased|deleted|removed|purged|wiped|destroyed)\s+(?:immediately|instantly"
+    r"|right\s+away|straight\s+away|at\s+once|the\s+same\s+day)\b",
+    re.IGNORECASE,
+)
+
+
 def other_than_stated(question: str, text: str) -> bool:
     """Whether ``question`` asks for another value than the one ``text`` states (a time to set
     that the passage does not give, where it gives one), or to change later what ``text`` says is
     chosen at one moment, where it says nothing of changing it. The passage states what is, not
     whether it can be otherwise."""
     states_a_time = DURATION_HELD.search(text) is not None
+    if (
+        LENGTH_HELD.search(text)
+        and _WITHOUT_THE_WAIT.search(question)
+        and _POSSIBLE.search(question)
+    ):
+        # Asked as a possibility: "is the data gone immediately?" is answered by the length.
+        return True
     for found in _OTHER_TIME.finditer(question) if states_a_time else ():
         number, unit = (g for g in found.groups() if g)
         said = rf"\b{re.escape(number)}[\s-]*{re.escape(stem(unit.lower()))}"

@@ -72,9 +72,27 @@ LIGHT_VERBS = stems(
 )
 
 
+#: An amount of money asked for as a figure: "a ballpark number", "the actual monthly price",
+#: "how much per seat", "in dollars". "How much does it cost?" asks what the pricing is, which a
+#: passage without a figure may answer ("a free tier and paid plans per team").
+_MONEY_ASKED = re.compile(
+    r"\b(?:ballpark|rough|exact|actual|approximate|concrete|specific)\s+(?:number|figure|price"
+    r"|cost|amount|estimate)s?\b"
+    r"|\b(?:monthly|annual|yearly)\s+(?:price|cost|fee|rate)s?\b"
+    r"|\bprice\s+(?:per|a|for\s+(?:a|one|each))\s+(?:seat|user|member|month|year)\b"
+    r"|\bhow\s+much\s+(?:per|a|an|each|for\s+(?:a|one|each))\s+(?:seat|user|member|month|year)\b"
+    r"|\bin\s+(?:dollars|euros|pounds|usd|eur|gbp)\b",
+    re.IGNORECASE,
+)
+#: A figure of money in a passage: "$20", "€15", "20 USD".
+_MONEY_HELD = re.compile(
+    r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:usd|eur|gbp|dollars?|euros?|pounds?)\b", re.IGNORECASE
+)
+
+
 def asked_value(question: str) -> str | None:
-    """``"duration"``, ``"frequency"``, ``"count"`` or None: the kind of value ``question`` asks
-    for. A question
+    """``"duration"``, ``"frequency"``, ``"count"``, ``"money"`` or None: the kind of value
+    ``question`` asks for. A question
     about where or how to find a value asks for a place or a way, not the value ("where can I
     see how long my route is")."""
     if _FIND_OUT.search(question):
@@ -85,6 +103,8 @@ def asked_value(question: str) -> str | None:
         return "frequency"
     if _COUNT_ASKED.search(question) or _LIMIT_ASKED.search(question):
         return "count"
+    if _MONEY_ASKED.search(question):
+        return "money"
     return None
 
 
@@ -118,6 +138,8 @@ def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
         return LENGTH_HELD.search(text) is not None
     if kind == "frequency":
         return _FREQUENCY_HELD.search(text) is not None
+    if kind == "money":
+        return _MONEY_HELD.search(text) is not None
     # A count: any number that is not a length of time ("seven days" says how long, not how
     # many), or a list that can be counted ("owner, admin, member or viewer").
     rest = DURATION_HELD.sub(" ", text)

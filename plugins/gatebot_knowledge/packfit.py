@@ -187,6 +187,12 @@ def _sentence_start(text: str, start: int) -> bool:
     return not before or before[-1] in ".!?:;\"'(-\u00bf\u00a1\u201c\u2018"
 
 
+def _asked_alone(text: str, end: int) -> bool:
+    """Whether the word ending at ``end`` is asked about alone: "which country exactly does it
+    sit in? Germany? Ireland?" (a capital starting a sentence is otherwise no sign of a name)."""
+    return text[end:].lstrip()[:1] == "?"
+
+
 #: Names that stem to an ordinary word: "Windows" reads as "window", which a pack may say of an
 #: undo window. Named (capitalised, or what something is asked to run on or work with) where the
 #: pack never writes the name itself, it is a thing the pack never speaks of.
@@ -230,7 +236,9 @@ def unseen_names(
         letters = [c for c in word if c.isalpha()]
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
         capital = capitals and any(c.isupper() for c in word)
-        capital = capital and not _sentence_start(query, match.start())
+        capital = capital and (
+            not _sentence_start(query, match.start()) or _asked_alone(query, match.end())
+        )
         domain = "." in word.strip(".")
         if acronym or capital or domain or _CODED.fullmatch(word):
             names.append(word)
@@ -264,18 +272,20 @@ def _sign_in_providers(query: str, known: dict[str, int]) -> set[str]:
     return found
 
 
-def cognate(word: str, known: dict[str, int]) -> bool:
+def cognate(word: str, known: dict[str, int], written: frozenset[str] = frozenset()) -> bool:
     """Whether ``word``, from a question in another language, is a pack word as that language
     writes it: the same stem begun ("Europa" for the pack's "Europe", stem "europ") or the same
     letters of a short acronym in another order ("UE" for "EU") or with one letter more ("EUA" for
-    "EU"). A place or body named in the customer's language is not a thing the pack never says."""
+    "EU"). A place or body named in the customer's language is not a thing the pack never says.
+    ``written``: the passages' words as written, where an acronym that is also a stop word stays
+    ("USA" for the pack's "the US")."""
     w = word.lower()
     if len(w) <= 3 and w.isalpha():
         # "UE" for "EU"; "EUA" for "EU" (one letter more, the pack's acronym begun).
         return any(
             (len(k) == len(w) and sorted(k) == sorted(w))
             or (len(k) == len(w) - 1 and w.startswith(k))
-            for k in known
+            for k in (*known, *written)
             if len(k) >= 2
         )
     return len(w) >= 5 and any(len(k) >= 5 and w.startswith(k) for k in known)

@@ -631,7 +631,7 @@ class KnowledgeRetriever(Retriever):
         vocab = index.lexical.vocab
         capitals = language not in NOUN_CAPITALS
         names = unseen_names(vocab, query, declared, capitals, index.written)
-        if found.row is not None and [n for n in names if not cognate(n, vocab)]:
+        if found.row is not None and [n for n in names if not cognate(n, vocab, index.written)]:
             # As in the pack's language: a question naming what the pack never says ("...avec
             # Bitbucket ?") is no entry's, however close its wording is to one.
             return CrossMatch(None, found.cosine, 0.0, language)
