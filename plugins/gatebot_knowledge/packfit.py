@@ -252,7 +252,9 @@ def unseen_names(
 #: AD", "Okta SSO"): their identity provider, whatever its name.
 _SIGNED_IN = re.compile(
     r"\b(?:log|logs|logged|sign|signs|signed)[ -]?(?:in|on)\s+(?:through|thru|with|via|using)\s+"
-    r"(?:our\s+|an\s+|the\s+)?([A-Za-z0-9][\w.\-]*(?:\s+(?-i:[A-Z]{2})\b)?)"
+    # "through our company's Okta login": the owner before the name is no provider.
+    r"(?:our\s+(?:company's\s+|corporate\s+|work\s+)?|an\s+|the\s+)?"
+    r"([A-Za-z0-9][\w.\-]*(?:\s+(?-i:[A-Z]{2})\b)?)"
     r"|\b([A-Za-z0-9][\w.\-]*)\s+(?:SSO|single\s+sign-on)\b",
     re.IGNORECASE,
 )

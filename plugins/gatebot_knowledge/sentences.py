@@ -48,7 +48,12 @@ def asked_after_context(text: str) -> tuple[str, str] | None:
     colon that puts context first; None where the questions are apart (each then answers on its
     own) or the message has none."""
     sentences = [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
-    if len(sentences) < 2:
+    if len(sentences) == 1:
+        # One sentence, its context before a colon: "We're a small accounting firm in Lisbon,
+        # so clients ask this a lot: where physically is our information kept?".
+        asked = _after_colon(sentences[0])
+        return (asked, asked) if asked != sentences[0] else None
+    if not sentences:
         return None
     at = [
         n
