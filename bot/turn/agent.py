@@ -31,6 +31,7 @@ from bot.text import (
     asks_for_person,
     asks_how,
     asks_the_agent,
+    asks_to_be_shown,
     asks_to_know,
     goes_alone,
     is_question,
@@ -560,6 +561,13 @@ class Agent:
         embedding, at the ``flowExample`` gate and a clear margin
         (:meth:`bot.flows.trigger.ExampleIndex.hands_off`), so a hand-off is read by more than
         the move head alone."""
+        if asks_to_be_shown(text) and any(
+            step.lead == "demo" for flow in self.pack.flows.values() for step in flow.steps
+        ):
+            # "Could I set up a call with your sales people?": a call to be shown the product is
+            # a demo lead (the demo flow qualifies it for the same desk), however near the
+            # hand-off lines it sits; asked in so many words, a person is still handed off.
+            return intent_read
         found = await self.flow_examples.hands_off(text, self.pack.gates["flowExample"])
         if found is None:
             return intent_read
