@@ -107,7 +107,7 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) ->
     # no Acme Monitor, so its words keep nothing ("can I get Monitor alerts on my iPhone" keeps
     # "Monitor", which the phrase "my iphone" does not hold).
     spoken = [k for r in outside if r.despite_topics for k in matching(norm, r.keywords)]
-    rest = without_phrases(norm, spoken) if spoken else norm
+    rest = without_phrases(norm, [*_beside(pack, norm, spoken), *spoken]) if spoken else norm
     products = [p.key for p in pack.products if matching(rest, p.keywords)]
     topics = [t.key for t in pack.topics if matching(rest, t.keywords)]
     intents = [i.name for i in pack.intents if matching(rest, i.keywords)]
@@ -132,6 +132,19 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) ->
     if covered:
         return {"verdict": "in", "rule": "declared:" + ",".join(dict.fromkeys(covered))}
     return {"verdict": "in", "rule": NO_MATCH}
+
+
+def _beside(pack: Pack, norm: str, spoken: list[str]) -> list[str]:
+    """A product's word right beside a despite_topics phrase is meant in the phrase's sense:
+    "which 27 inch monitor is best for coding" (the phrase before it), "I want to build a
+    treehouse" (it before the phrase, an article between)."""
+    words = [k for p in pack.products for k in p.keywords]
+    pairs = [f"{phrase} {word}" for phrase in spoken for word in words]
+    pairs += [f"{word} {a}{phrase}" for phrase in spoken for word in words for a in _ARTICLES]
+    return matching(norm, pairs)
+
+
+_ARTICLES = ("", "a ", "an ", "the ", "my ", "our ")
 
 
 def _kept_by(scope: Scope) -> set[str]:
