@@ -10,9 +10,11 @@ asked; letters then digits name a thing ("aes256"); a parcel's status is decline
 from __future__ import annotations
 
 from aiohttp.test_utils import TestClient
-from gatebot_knowledge.beyond import past_length
-from gatebot_knowledge.packfit import unseen_names
+from gatebot_knowledge.beyond import beyond_stated, past_length
+from gatebot_knowledge.figures import asked_value, holds_value
+from gatebot_knowledge.packfit import cognate, unseen_names
 from gatebot_knowledge.sentences import asked_after_context, points_back
+from gatebot_knowledge.shorthand import written_out
 
 from bot.text import asks_how
 from tests.test_answerability import _answerability, _say
@@ -141,4 +143,96 @@ async def test_a_parcels_status_is_declined(client: TestClient) -> None:
     turn = (await _say(client, "how do they inspect oil pipelines for leaks"))["turn"]
     assert turn["scope"]["rule"] == "out_of_scope:home"
     turn = (await _say(client, "can our status page show a maintenance window?"))["turn"]
+    assert turn["scope"]["verdict"] == "in"
+
+
+async def test_an_acronym_the_pack_writes_as_a_stop_word(client: TestClient) -> None:
+    text = "Wo werden unsere Daten gespeichert, EU oder USA? Brauchen wir für die DSGVO-Prüfung."
+    body = await _say(client, text)
+    cited = [c["key"] for r in body["replies"] for c in r.get("citations", [])]
+    assert cited == ["faq-data-location"]
+    assert cognate("USA", {}, frozenset({"us", "eu"}))
+    assert not cognate("USA", {"eu": 1})
+
+
+def test_a_capital_asked_alone_names_a_thing() -> None:
+    text = "If we pick Europe for our data, which country is it in? Germany? Ireland?"
+    assert unseen_names({"europ": 1, "data": 1}, text) == ["Germany", "Ireland"]
+    assert unseen_names({"data": 1}, "Where is our data? Thanks.") == []
+
+
+async def test_an_amount_of_money_asked_as_a_figure(client: TestClient) -> None:
+    assert asked_value("What's the actual monthly price of the paid plan? A ballpark is fine") == (
+        "money"
+    )
+    assert asked_value("how much per seat?") == "money"
+    assert asked_value("how much does Monitor cost?") is None
+    assert holds_value("money", "Team plans are $20 per seat a month.")
+    assert not holds_value("money", "Acme Cloud has a free tier and paid plans per team.")
+    text = (
+        "What's the actual monthly price of the paid plan for a team of five? Just a ballpark"
+        " number is fine."
+    )
+    assert "+money-missing" in (await _unasserted(client, text))["version"]
+    body = await _say(client, "how much does Acme Cloud cost?")
+    assert body["replies"][0]["citations"][0]["key"] == "faq-pricing"
+
+
+async def test_a_stated_length_asked_to_be_skipped(client: TestClient) -> None:
+    grace = (
+        "Deleting a workspace removes its data after a 30-day grace period, during which an"
+        " owner can restore it."
+    )
+    asked = "can the workspace deletion grace period be skipped so data is erased immediately?"
+    assert beyond_stated(asked, grace)
+    assert not beyond_stated("if we delete the workspace is the data gone immediately?", grace)
+    await _unasserted(client, asked)
+
+
+async def test_shorthand_and_context_customers_write(client: TestClient) -> None:
+    assert written_out("same SHA and env vars", lambda w: w.lower() not in {"sha", "env", "vars"})
+    text = "when I re-run a failed job does it use the same SHA and env vars, or pull latest?"
+    body = await _say(client, text)
+    assert body["replies"][0]["citations"][0]["key"] == "doc-pipelines#retries-and-logs"
+    for text, key in (
+        (
+            "We sign in through our company's Okta login. If I forget that password, is it you"
+            " who resets it or someone else?",
+            "faq-password",
+        ),
+        (
+            "We're a small accounting firm in Lisbon, so clients ask us this a lot: where"
+            " physically is our information kept?",
+            "faq-data-location",
+        ),
+    ):
+        body = await _say(client, text)
+        assert body["replies"][0]["citations"][0]["key"] == key, text
+
+
+async def test_a_call_to_be_shown_the_product_is_a_demo_lead(client: TestClient) -> None:
+    text = (
+        "Could I set up a call with your sales people? We're a team of about 40 and want to see"
+        " if you're a good fit."
+    )
+    turn = (await _say(client, text))["turn"]
+    assert turn["flow"]["name"] == "demo" and turn["move"]["name"] != "handoff"
+    turn = (await _say(client, "can I talk to someone from your sales team?"))["turn"]
+    assert turn["move"]["name"] == "handoff"
+
+
+async def test_a_products_word_beside_a_phrase_of_another_sense(client: TestClient) -> None:
+    for text, rule in (
+        (
+            "which 27 inch monitor is best for coding, 4k or 1440p?",
+            "out_of_scope:consumer_products",
+        ),
+        (
+            "I want to build a treehouse for my kids. What size lumber should I use?",
+            "out_of_scope:home",
+        ),
+    ):
+        turn = (await _say(client, text))["turn"]
+        assert turn["scope"]["rule"] == rule and not turn["model_calls"], text
+    turn = (await _say(client, "can monitor alert my iphone when the site is down"))["turn"]
     assert turn["scope"]["verdict"] == "in"
