@@ -37,6 +37,11 @@ FRESH23 = Path(__file__).parent / "data" / "acme_fresh23.jsonl"
 FRESH26 = Path(__file__).parent / "data" / "acme_fresh26.jsonl"
 FRESH27 = Path(__file__).parent / "data" / "acme_fresh27.jsonl"
 FRESH28 = Path(__file__).parent / "data" / "acme_fresh28.jsonl"
+FRESH31 = Path(__file__).parent / "data" / "acme_fresh31.jsonl"
+FRESH32 = Path(__file__).parent / "data" / "acme_fresh32.jsonl"
+FRESH33 = Path(__file__).parent / "data" / "acme_fresh33.jsonl"
+FRESH34 = Path(__file__).parent / "data" / "acme_fresh34.jsonl"
+FRESH35 = Path(__file__).parent / "data" / "acme_fresh35.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -327,6 +332,51 @@ FRESH28_FLOORS = {
     "person": (4 / 4, 0),
     "action": (10 / 10, 0),  # 9 before: "Need to get reimbursed for order 77310"
 }
+#: The thirteenth round's sets (README, "The thirteenth round"): 31-33 read on the code before
+#: the round, 34 and 35 once mid-round (held out), then all five used to develop it. Answers and
+#: unanswerable lines one below what main reads, the rest as main reads them.
+FRESH31_FLOORS = {
+    "answer": (35 / 38, 0),  # measured 36 of 38 (35 before the round)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (3 asserted before: "make it last 24h")
+    "out_of_scope": (9 / 9, 0),  # 7 before: a parcel's status, oil pipelines
+    "person": (4 / 4, 0),
+    "action": (10 / 10, 0),
+}
+FRESH32_FLOORS = {
+    # measured 34 of 40 (25 before: long messages of context, their question after it)
+    "answer": (33 / 40, 0),
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15
+    "out_of_scope": (10 / 10, 0),  # 8 before: DHL tracking, a treehouse
+    "person": (4 / 4, 0),
+    "action": (10 / 10, 0),
+}
+FRESH33_FLOORS = {
+    # measured 38 of 40, 1 wrong source ("Is there some free version or everything is paid?"
+    # cites the trial entry, not pricing)
+    "answer": (37 / 40, 1),
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (1 asserted before)
+    "out_of_scope": (10 / 10, 0),  # 9 before: a parcel's status
+    "person": (5 / 5, 0),
+    # measured 9 of 10: "Rückerstattung bitte for order 55031" is read as an order question
+    "action": (9 / 10, 0),
+}
+FRESH34_FLOORS = {
+    "answer": (29 / 40, 0),  # measured 30 of 40 (27 before the round, 28 held out)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (2 asserted before)
+    "out_of_scope": (9 / 9, 0),  # 7 before: USPS tracking, "which 27 inch monitor"
+    "person": (5 / 5, 0),
+    "action": (10 / 10, 0),
+}
+FRESH35_FLOORS = {
+    "answer": (27 / 40, 0),  # measured 28 of 40 (26 before the round and held out)
+    # measured 14 of 15, 1 asserted: "which country exactly does it sit in? Germany? Ireland?"
+    # (the data-location entry, P 0.61 with both names against it)
+    "unanswerable": (13 / 15, 1),
+    # measured 9 of 10: "help me write a polite note to a supplier" reads as a support request
+    "out_of_scope": (9 / 10, 0),
+    "person": (5 / 5, 0),
+    "action": (10 / 10, 0),  # 9 before: "set up a call with your sales people"
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -351,6 +401,11 @@ SETS = {
     FRESH26: FRESH26_FLOORS,
     FRESH27: FRESH27_FLOORS,
     FRESH28: FRESH28_FLOORS,
+    FRESH31: FRESH31_FLOORS,
+    FRESH32: FRESH32_FLOORS,
+    FRESH33: FRESH33_FLOORS,
+    FRESH34: FRESH34_FLOORS,
+    FRESH35: FRESH35_FLOORS,
 }
 
 
@@ -403,6 +458,11 @@ def test_the_sets_share_no_message() -> None:
         "fresh26",
         "fresh27",
         "fresh28",
+        "fresh31",
+        "fresh32",
+        "fresh33",
+        "fresh34",
+        "fresh35",
     ],
 )
 async def test_the_set_holds_its_floors(

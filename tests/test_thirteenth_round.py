@@ -236,3 +236,16 @@ async def test_a_products_word_beside_a_phrase_of_another_sense(client: TestClie
         assert turn["scope"]["rule"] == rule and not turn["model_calls"], text
     turn = (await _say(client, "can monitor alert my iphone when the site is down"))["turn"]
     assert turn["scope"]["verdict"] == "in"
+
+
+async def test_the_one_question_in_another_language_among_the_best(client: TestClient) -> None:
+    # Whole, the pricing entry reads first at 0.01 and the trial entry second; the question alone
+    # reads the trial entry at 0.98.
+    text = (
+        "¿Tienen una prueba gratuita? Somos un equipo pequeño y queremos probar Acme Pipelines"
+        " antes de pagar nada."
+    )
+    body = await _say(client, text)
+    cited = [c["key"] for r in body["replies"] for c in r.get("citations", [])]
+    assert cited == ["faq-trial"]
+    assert _answerability(body["turn"])["version"].endswith("/es+sentence")

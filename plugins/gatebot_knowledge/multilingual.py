@@ -55,6 +55,12 @@ class CrossMatch:
     cosine: float
     confidence: float
     language: str
+    #: The rows of the best matches, best first, each once (the row and the next ones).
+    near: tuple[int, ...] = ()
+
+
+#: How many of the best rows a match keeps, to tell whether a sentence's row is among them.
+NEAR = 3
 
 
 def available() -> bool:
@@ -113,4 +119,7 @@ class MultilingualFaq:
         scores = vectors @ qvec
         best = int(np.argmax(scores))
         cosine = float(scores[best])
-        return CrossMatch(self.rows[best], round(cosine, 4), match_confidence(cosine), language)
+        near = tuple(dict.fromkeys(self.rows[i] for i in np.argsort(-scores)))[:NEAR]
+        return CrossMatch(
+            self.rows[best], round(cosine, 4), match_confidence(cosine), language, near
+        )

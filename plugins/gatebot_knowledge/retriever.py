@@ -656,12 +656,17 @@ class KnowledgeRetriever(Retriever):
         version = f"{VERSION}/{language}"
         if found.row is None:
             found, version = self._cross_past_the_context(query, language, found, version)
-        for sentence in question_sentences(query) if found.row is not None else ():
+        asked = question_sentences(query) if found.row is not None else []
+        for sentence in asked:
             # As in the pack's language, a question among others reads better alone ("Hola,
             # ¿tienen prueba gratis? ¿Cuántos días dura...?": 0.52 whole, 0.99 its first
-            # question), where it finds the same entry as the whole message.
+            # question), where it finds the same entry as the whole message, or, the message's
+            # one question, one of the whole message's best ("¿Tienen una prueba gratuita?
+            # Somos un equipo pequeño y queremos probar Acme Pipelines antes de pagar nada."
+            # reads the pricing entry whole at 0.01, the trial entry second).
             part = self._cross_match(sentence, language)
-            if part is not None and part.row == found.row and part.confidence > found.confidence:
+            among = found.near if len(asked) == 1 else (found.row,)
+            if part is not None and part.row in among and part.confidence > found.confidence:
                 found, version = part, f"{VERSION}/{language}+sentence"
         features = {"cross_cosine": found.cosine}
         facts = self._cross_facts(found)
