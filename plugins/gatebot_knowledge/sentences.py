@@ -51,8 +51,8 @@ def asked_after_context(text: str) -> tuple[str, str] | None:
     if len(sentences) == 1:
         # One sentence, its context before a colon: "We're a small accounting firm in Lisbon,
         # so clients ask this a lot: where physically is our information kept?".
-        asked = _after_colon(sentences[0])
-        return (asked, asked) if asked != sentences[0] else None
+        alone = _after_colon(sentences[0])
+        return (alone, alone) if alone != sentences[0] else None
     if not sentences:
         return None
     at = [
