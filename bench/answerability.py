@@ -42,6 +42,8 @@ QUESTIONS = [
     # Messages of context and a question: the question sentence is also read alone.
     "Our tool wakes us up at night with false alarms. How does Monitor decide a site is down?",
     "We hired two contractors last week. Do viewers count as paid seats?",
+    # A name only in the context: the questions are read again without it (the thirteenth round).
+    "Our on-call lives in Slack and the review is on Monday. Can Acme Monitor alert a channel?",
 ]
 
 
