@@ -253,3 +253,19 @@ async def test_the_one_question_in_another_language_among_the_best(client: TestC
     body = await _say(client, text)
     assert _cited(body) == ["faq-trial"]
     assert _answerability(body["turn"])["version"].endswith("/es+sentence")
+
+
+async def test_a_name_only_after_the_question_is_not_pointed_to(client: TestClient) -> None:
+    # "this" points back, but to nothing before it: Jenkins comes after the question.
+    text = "hey, how much is this going to cost us? we're 9 devs looking at moving off Jenkins"
+    body = await _say(client, text)
+    assert body["replies"][0]["citations"][0]["key"] == "faq-pricing"
+    await _unasserted(client, "We moved to Bitbucket last year. How much does it cost to use it?")
+
+
+async def test_a_short_question_in_another_language_read_alone(client: TestClient) -> None:
+    # Three words say it in Spanish; whole, the message reads the trial entry at 0.01.
+    text = "¿Tienen prueba gratis? Somos 5 personas y todavía no queremos poner una tarjeta."
+    body = await _say(client, text)
+    assert _cited(body) == ["faq-trial"]
+    assert _answerability(body["turn"])["version"].endswith("/es+sentence")

@@ -45,6 +45,7 @@ from gatebot_knowledge.faqmatch import faq_match
 from gatebot_knowledge.figures import asked_value, holds_value
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index, tokenize
+from gatebot_knowledge.multilingual import MIN_WORDS as CROSS_MIN_WORDS
 from gatebot_knowledge.multilingual import CrossMatch, MultilingualFaq
 from gatebot_knowledge.packfit import (
     MAX_PASSAGES,
@@ -450,7 +451,12 @@ class KnowledgeRetriever(Retriever):
         if [x for x in AGAINST if f.get(x)] != ["unseen_names"]:
             return evidence
         found = asked_after_context(query)
-        if found is None or points_back(found[1], self._umbrella().product_words()):
+        if found is None:
+            return evidence
+        # What the question points back to is said before it: a name only after it ("how much
+        # is this going to cost us? we're 9 devs moving off Jenkins") is not pointed to.
+        before = query[: query.find(found[1])]
+        if points_back(found[1], self._umbrella().product_words()) and self._names(before):
             return evidence
         part = self._evidence(found[0], k, None)
         if not part.facts or any(part.features.get(x) for x in AGAINST):
@@ -459,6 +465,13 @@ class KnowledgeRetriever(Retriever):
             part.version += "+question"
             return part
         return evidence
+
+    def _names(self, text: str) -> list[str]:
+        """The names in ``text`` the pack never says (see :func:`.packfit.unseen_names`)."""
+        index = self._current()
+        held = self._fit
+        declared = held[1].declared if held is not None and held[0] is index else frozenset()
+        return unseen_names(index.lexical.vocab, text, declared, written=index.written)
 
     def _for_every_product(self, query: str, k: int, evidence: Evidence) -> Evidence:
         """A question about one product that a passage answers for every product: "can I try
@@ -569,10 +582,7 @@ class KnowledgeRetriever(Retriever):
         if mode != "hybrid" or qvec is None:
             return None  # BM25 scores have no scale to read a match from (see .faqmatch)
         found = faq_match(index, query, qvec)
-        held = self._fit
-        declared = held[1].declared if held is not None and held[0] is index else frozenset()
-        vocab = index.lexical.vocab
-        if found.key is not None and unseen_names(vocab, query, declared, written=index.written):
+        if found.key is not None and self._names(query):
             # A question about something the pack never names is no entry's (see .packfit).
             return FaqMatch(None, 0.0, found.score, mode)
         return found
@@ -656,7 +666,7 @@ class KnowledgeRetriever(Retriever):
         version = f"{VERSION}/{language}"
         if found.row is None:
             found, version = self._cross_past_the_context(query, language, found, version)
-        asked = question_sentences(query) if found.row is not None else []
+        asked = question_sentences(query, CROSS_MIN_WORDS) if found.row is not None else []
         for sentence in asked:
             # As in the pack's language, a question among others reads better alone ("Hola,
             # ¿tienen prueba gratis? ¿Cuántos días dura...?": 0.52 whole, 0.99 its first
@@ -680,10 +690,10 @@ class KnowledgeRetriever(Retriever):
         ¿Tienen un período de prueba gratuito?"), is not what is asked. The questions are read
         together, then each alone, and the surest match counts; each reading is held to the
         same unseen-name rule as the whole."""
-        asked = asked_after_context(query)
+        asked = asked_after_context(query, CROSS_MIN_WORDS)
         if asked is None or points_back(asked[1], self._umbrella().product_words()):
             return found, version
-        readings = [asked[0], *question_sentences(asked[0])]
+        readings = [asked[0], *question_sentences(asked[0], CROSS_MIN_WORDS)]
         parts = [self._cross_match(r, language) for r in dict.fromkeys(readings)]
         kept = [p for p in parts if p is not None and p.row is not None]
         if not kept:

@@ -23,16 +23,17 @@ _QUESTION_START = re.compile(
 MIN_WORDS = 4
 
 
-def question_sentences(text: str) -> list[str]:
+def question_sentences(text: str, min_words: int = MIN_WORDS) -> list[str]:
     """The sentences of ``text`` that ask something (end with "?" or start as a question), when
-    it has more than one sentence; else none."""
+    it has more than one sentence; else none. ``min_words``: the fewest words a sentence read
+    alone may have (another language says more in fewer: "¿Tienen prueba gratis?")."""
     sentences = [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
     if len(sentences) < 2:
         return []
     return [
         s
         for s in sentences
-        if len(s.split()) >= MIN_WORDS and (s.endswith("?") or _QUESTION_START.match(s))
+        if len(s.split()) >= min_words and (s.endswith("?") or _QUESTION_START.match(s))
     ]
 
 
@@ -41,7 +42,7 @@ def question_sentences(text: str) -> list[str]:
 _COLON = re.compile(r":\s+")
 
 
-def asked_after_context(text: str) -> tuple[str, str] | None:
+def asked_after_context(text: str, min_words: int = MIN_WORDS) -> tuple[str, str] | None:
     """What a message of context asks, and the sentence its asking starts with: its question
     sentences when they stand together ("I've been asked to migrate 30 repos off Jenkins. Where
     does the pipeline definition live? Is it a file in the repo?"), each read from after a
@@ -58,7 +59,7 @@ def asked_after_context(text: str) -> tuple[str, str] | None:
     at = [
         n
         for n, s in enumerate(sentences)
-        if len(s.split()) >= MIN_WORDS and (s.endswith("?") or _QUESTION_START.match(s))
+        if len(s.split()) >= min_words and (s.endswith("?") or _QUESTION_START.match(s))
     ]
     if not at or at != list(range(at[0], at[0] + len(at))):
         return None
