@@ -42,6 +42,10 @@ FRESH32 = Path(__file__).parent / "data" / "acme_fresh32.jsonl"
 FRESH33 = Path(__file__).parent / "data" / "acme_fresh33.jsonl"
 FRESH34 = Path(__file__).parent / "data" / "acme_fresh34.jsonl"
 FRESH35 = Path(__file__).parent / "data" / "acme_fresh35.jsonl"
+FRESH36 = Path(__file__).parent / "data" / "acme_fresh36.jsonl"
+FRESH37 = Path(__file__).parent / "data" / "acme_fresh37.jsonl"
+FRESH38 = Path(__file__).parent / "data" / "acme_fresh38.jsonl"
+FRESH39 = Path(__file__).parent / "data" / "acme_fresh39.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -377,6 +381,38 @@ FRESH35_FLOORS = {
     "person": (5 / 5, 0),
     "action": (10 / 10, 0),  # 9 before: "set up a call with your sales people"
 }
+#: Sets 36 to 39, each read once held out during the thirteenth round, then used for its last
+#: changes. Set 36 lost 12 of its 80 lines to earlier sets (the same words), the others 1 to 4.
+FRESH36_FLOORS = {
+    "answer": (31 / 32, 0),  # measured 32 of 32
+    "unanswerable": (12 / 14, 0),  # measured 13 of 14 (SOC 2 declined as outside, safe)
+    "out_of_scope": (9 / 9, 0),
+    "person": (3 / 3, 0),
+    "action": (10 / 10, 0),
+}
+FRESH37_FLOORS = {
+    "answer": (36 / 40, 0),  # measured 37 of 40
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15
+    "out_of_scope": (10 / 10, 0),
+    "person": (4 / 4, 0),
+    "action": (10 / 10, 0),
+}
+FRESH38_FLOORS = {
+    "answer": (37 / 39, 0),  # measured 38 of 39
+    "unanswerable": (12 / 14, 0),  # measured 13 of 14 (SOC 2 declined, safe)
+    "out_of_scope": (8 / 9, 0),  # measured 8 of 9: "How many seats are there on a Boeing 737?"
+    "person": (4 / 4, 0),
+    "action": (10 / 10, 0),
+}
+FRESH39_FLOORS = {
+    # a third of its lines in Spanish, French, German, Portuguese or Italian
+    "answer": (35 / 39, 0),  # measured 36 of 39
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15
+    "out_of_scope": (9 / 9, 0),
+    "person": (3 / 4, 0),  # measured 3 of 4: "Posso parlare con un operatore?" (0.48 of 0.5)
+    # measured 9 of 10: "je voudrais être remboursé pour la commande 99120" (0.39 across)
+    "action": (9 / 10, 0),
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -406,6 +442,10 @@ SETS = {
     FRESH33: FRESH33_FLOORS,
     FRESH34: FRESH34_FLOORS,
     FRESH35: FRESH35_FLOORS,
+    FRESH36: FRESH36_FLOORS,
+    FRESH37: FRESH37_FLOORS,
+    FRESH38: FRESH38_FLOORS,
+    FRESH39: FRESH39_FLOORS,
 }
 
 
@@ -463,6 +503,10 @@ def test_the_sets_share_no_message() -> None:
         "fresh33",
         "fresh34",
         "fresh35",
+        "fresh36",
+        "fresh37",
+        "fresh38",
+        "fresh39",
     ],
 )
 async def test_the_set_holds_its_floors(
