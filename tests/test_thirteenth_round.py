@@ -269,3 +269,20 @@ async def test_a_short_question_in_another_language_read_alone(client: TestClien
     body = await _say(client, text)
     assert _cited(body) == ["faq-trial"]
     assert _answerability(body["turn"])["version"].endswith("/es+sentence")
+
+
+async def test_a_bare_number_past_the_stated_length(client: TestClient) -> None:
+    logs = "A failed job can be retried from the pipeline page. Logs are kept for 30 days."
+    asked = "we need build logs for 90 days for audits, can you keep them longer than 30?"
+    assert beyond_stated(asked, logs)
+    assert beyond_stated("can you keep them longer than 30?", logs)
+    assert not beyond_stated("are there more than 30 runners", logs)
+    await _unasserted(client, asked)
+
+
+async def test_where_it_is_hosted_names_a_place(client: TestClient) -> None:
+    known = {"eu": 1, "data": 1, "host": 1}
+    text = "for EU data, is it hosted in frankfurt or ireland?"
+    assert unseen_names(known, text) == ["frankfurt", "ireland"]
+    assert unseen_names(known, "is our data hosted in the EU?") == []
+    await _unasserted(client, text)

@@ -36,6 +36,12 @@ _BEYOND = re.compile(
     re.IGNORECASE,
 )
 
+#: A bare number asked past, its unit left to the passage: "can you keep them longer than 30?".
+_BEYOND_BARE = re.compile(
+    rf"\b(?:longer|beyond|past|more|over|exceed\w*)\s+(?:than\s+)?({NUMBER})(?![\w.,-]*\s*[a-z])",
+    re.IGNORECASE,
+)
+
 
 #: Past the figure without naming it ("longer than the default"), or whether it can change ("is
 #: the build cache retention configurable?").
@@ -209,7 +215,8 @@ _END_SAID = re.compile(
 #: stated one can move (a shorter one is within it: the passage answers that).
 _KEPT_FOR = re.compile(
     r"\b(?:keep|kept|store|stored|retain|retained|hold|held|save|saved|preserve|preserved"
-    r"|archive|archived|extend|extended|last|lasts|stay|stays)\b(?:\s+[\w'-]+){0,4}?\s+for\s+"
+    r"|archive|archived|extend|extended|last|lasts|stay|stays|need|require)\b"
+    r"(?:\s+[\w'-]+){0,4}?\s+for\s+"
     rf"(?:up\s+to\s+|at\s+least\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
     re.IGNORECASE,
 )
@@ -283,4 +290,9 @@ def beyond_stated(question: str, text: str) -> bool:
         return True
     if other_than_stated(question, text) or past_length(question, text):
         return True
+    for found in _BEYOND_BARE.finditer(question):
+        # The same number as a length the passage states ("kept for 30 days").
+        number = re.escape(found.group(1))
+        if re.search(rf"\b{number}[\s-]*{UNITS}\b", text, re.IGNORECASE):
+            return True
     return any(_states_figure(found, text) for found in _BEYOND.finditer(question))

@@ -106,6 +106,14 @@ _NAMED_ON = re.compile(
     r"([A-Za-z][\w.\-]*)\s+(?:[\w-]+\s+)?(?:on|in|to)\s+(?:the|our|my|each|every|all)\s+\w+",
     re.IGNORECASE,
 )
+#: Where something is hosted or kept: "is it hosted in frankfurt or ireland?", "data centres in
+#: sydney" (a place the pack never names, whatever its case).
+_NAMED_IN = re.compile(
+    r"\b(?:hosted|located|stored|kept|based|housed|running|run)\s+in\s+(?:the\s+)?"
+    r"([A-Za-z][\w.\-]*)"
+    r"|\b(?:data\s*cent(?:er|re)s?|servers?|regions?)\s+in\s+(?:the\s+)?([A-Za-z][\w.\-]*)",
+    re.IGNORECASE,
+)
 _NAMED_USED = re.compile(
     r"\b(?:we|i)\s+(?:use|are\s+using|am\s+using|run|host\s+\w+\s+on)\s+([A-Za-z0-9][\w.\-]*)",
     re.IGNORECASE,
@@ -309,7 +317,15 @@ def _compound_of_known(word: str, known: dict[str, int]) -> bool:
 def _targets(query: str) -> list[str]:
     """Words the question asks to integrate, connect or send to, or says it uses."""
     found = []
-    patterns = (_NAMED_AFTER, _NAMED_BEFORE, _NAMED_SENT, _NAMED_WORKS, _NAMED_USED, _NAMED_ON)
+    patterns = (
+        _NAMED_AFTER,
+        _NAMED_BEFORE,
+        _NAMED_SENT,
+        _NAMED_WORKS,
+        _NAMED_USED,
+        _NAMED_ON,
+        _NAMED_IN,
+    )
     for pattern in patterns:
         for m in pattern.finditer(query):
             found.append(next(g for g in m.groups() if g).strip(".-"))
