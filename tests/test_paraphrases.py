@@ -46,6 +46,8 @@ FRESH36 = Path(__file__).parent / "data" / "acme_fresh36.jsonl"
 FRESH37 = Path(__file__).parent / "data" / "acme_fresh37.jsonl"
 FRESH38 = Path(__file__).parent / "data" / "acme_fresh38.jsonl"
 FRESH39 = Path(__file__).parent / "data" / "acme_fresh39.jsonl"
+FRESH40 = Path(__file__).parent / "data" / "acme_fresh40.jsonl"
+FRESH41 = Path(__file__).parent / "data" / "acme_fresh41.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -413,6 +415,24 @@ FRESH39_FLOORS = {
     # measured 9 of 10: "je voudrais être remboursé pour la commande 99120" (0.39 across)
     "action": (9 / 10, 0),
 }
+#: Sets 40 and 41, read once held out at the end of the round (6772bb3), then used for its last
+#: change; 10 and 7 of their lines were other sets' already.
+FRESH40_FLOORS = {
+    "answer": (33 / 36, 0),  # measured 34 of 36
+    "unanswerable": (12 / 13, 0),  # measured 13 of 13 (2 asserted held out: "longer than 30?")
+    "out_of_scope": (9 / 9, 0),
+    "person": (2 / 2, 0),
+    "action": (10 / 10, 0),
+}
+FRESH41_FLOORS = {
+    "answer": (35 / 38, 0),  # measured 36 of 38
+    # measured 14 of 15, 1 asserted: "What exactly can an admin do that a regular member can't?"
+    # (the roles passage names admins and says nothing of what they may do)
+    "unanswerable": (13 / 15, 1),
+    "out_of_scope": (7 / 7, 0),  # 5 held out: a blood pressure monitor, a gym membership
+    "person": (4 / 4, 0),
+    "action": (9 / 9, 0),
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -446,6 +466,8 @@ SETS = {
     FRESH37: FRESH37_FLOORS,
     FRESH38: FRESH38_FLOORS,
     FRESH39: FRESH39_FLOORS,
+    FRESH40: FRESH40_FLOORS,
+    FRESH41: FRESH41_FLOORS,
 }
 
 
@@ -507,6 +529,8 @@ def test_the_sets_share_no_message() -> None:
         "fresh37",
         "fresh38",
         "fresh39",
+        "fresh40",
+        "fresh41",
     ],
 )
 async def test_the_set_holds_its_floors(
