@@ -357,9 +357,9 @@ FRESH32_FLOORS = {
     "action": (10 / 10, 0),
 }
 FRESH33_FLOORS = {
-    # measured 38 of 40, 1 wrong source ("Is there some free version or everything is paid?"
-    # cites the trial entry, not pricing)
-    "answer": (37 / 40, 1),
+    # measured 38 of 40; "Is there some free version or everything is paid?" cited the trial
+    # entry (a wrong source) until "free version" was read as the free tier (now unanswered)
+    "answer": (37 / 40, 0),
     "unanswerable": (13 / 15, 0),  # measured 14 of 15 (1 asserted before)
     "out_of_scope": (10 / 10, 0),  # 9 before: a parcel's status
     "person": (5 / 5, 0),

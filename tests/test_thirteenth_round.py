@@ -286,3 +286,24 @@ async def test_where_it_is_hosted_names_a_place(client: TestClient) -> None:
     assert unseen_names(known, text) == ["frankfurt", "ireland"]
     assert unseen_names(known, "is our data hosted in the EU?") == []
     await _unasserted(client, text)
+
+
+async def test_a_free_version_is_the_free_tier(client: TestClient) -> None:
+    says = {"free tier", "free trial"}
+    assert (
+        written_out("is there a free version?", lambda w: True, lambda p: p in says)
+        == "is there a free tier?"
+    )
+    # A corpus that says "free version" itself keeps it.
+    assert written_out("a free version?", lambda w: True, lambda p: True) == "a free version?"
+    body = await _say(client, "is there a free version or is everything paid?")
+    assert body["replies"][0]["citations"][0]["key"] == "faq-pricing"
+
+
+def test_a_full_year_kept_for() -> None:
+    logs = "A failed job can be retried from the pipeline page. Logs are kept for 30 days."
+    asked = (
+        "For compliance we have to keep build logs for a full year. Can retention be set that long?"
+    )
+    assert beyond_stated(asked, logs)
+    assert not beyond_stated("can we keep logs for a whole week?", logs)

@@ -217,7 +217,9 @@ _KEPT_FOR = re.compile(
     r"\b(?:keep|kept|store|stored|retain|retained|hold|held|save|saved|preserve|preserved"
     r"|archive|archived|extend|extended|last|lasts|stay|stays|need|require)\b"
     r"(?:\s+[\w'-]+){0,4}?\s+for\s+"
-    rf"(?:up\s+to\s+|at\s+least\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
+    # "for a full year", "for 2 whole months"
+    rf"(?:up\s+to\s+|at\s+least\s+)?(a|an|{NUMBER})[\s-]*(?:full\s+|whole\s+|entire\s+)?"
+    rf"({UNITS})\b",
     re.IGNORECASE,
 )
 #: A length asked to be made longer to: "can the grace period be extended to 90 days", "bump the

@@ -112,6 +112,7 @@ class KnowledgeIndex:
         self._plain: KnowledgeIndex | None = None  # see without_asked()
         self._said: frozenset[str] | None = None  # see said
         self._written: frozenset[str] | None = None  # see written
+        self._text: str | None = None  # every passage's words, as written: see _says
         if vectors is not None and len(vectors.joint) != len(passages):
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
 
@@ -147,7 +148,7 @@ class KnowledgeIndex:
         writes it ("whats teh pricng" -> "whats teh pricing"): the retriever searches this, on
         both sides (an encoder reads "pricng" as noise too). Unchanged when nothing was
         corrected. Ranking and evaluation below read the query they are given as it is."""
-        query = written_out(query, self._knows)
+        query = written_out(query, self._knows, self._says)
         fixes = self.lexical.corrections(query)
         if not fixes:
             return query
@@ -157,6 +158,14 @@ class KnowledgeIndex:
             return match.group(0) if fixed is None else self._surface(fixed)
 
         return re.sub(r"[A-Za-z0-9]+", fix, query)
+
+    def _says(self, phrase: str) -> bool:
+        """Whether a passage holds ``phrase`` (lower case, words as written)."""
+        if self._text is None:
+            self._text = " ".join(
+                " ".join(re.findall(r"[a-z0-9]+", p.lexical.lower())) for p in self.passages
+            )
+        return f" {phrase} " in f" {self._text} "
 
     def _knows(self, word: str) -> bool:
         """Whether the corpus holds ``word`` (every stem of it)."""

@@ -73,12 +73,38 @@ PHRASES: dict[str, str] = {
     "multi-factor authentication": "two-factor authentication",
 }
 _PHRASE = re.compile("|".join(re.escape(p) for p in PHRASES), re.IGNORECASE)
+#: Phrases of words every corpus may hold, meant as one thing a help page words otherwise: "is
+#: there a free version" asks for the free tier, and, read word by word, drew the trial entry
+#: ("the trial version"). Written out where the corpus never says the phrase itself (``says``)
+#: and holds every word of the long form.
+SAID_OTHERWISE: dict[str, str] = {
+    "free version": "free tier",
+    "free edition": "free tier",
+    "free account": "free tier",
+    "freemium": "free tier",
+}
+_SAID_OTHERWISE = re.compile(
+    r"\b(?:" + "|".join(re.escape(p) for p in SAID_OTHERWISE) + r")\b", re.IGNORECASE
+)
 
 
-def written_out(query: str, known: Callable[[str], bool]) -> str:
+def written_out(
+    query: str, known: Callable[[str], bool], says: Callable[[str], bool] | None = None
+) -> str:
     """``query`` with each shorthand word and phrase (:data:`PHRASES`) written out where
     ``known`` (is this word in the corpus?) says no for the short form and yes for every word of
-    the long one."""
+    the long one; with ``says`` (does the corpus hold this phrase?), each of
+    :data:`SAID_OTHERWISE` too, where the corpus never says it."""
+    if says is not None:
+
+        def otherwise(match: re.Match[str]) -> str:
+            said = match.group(0)
+            long_form = SAID_OTHERWISE[said.lower()]
+            if says(said.lower()) or not all(known(w) for w in _WORD.findall(long_form)):
+                return said
+            return long_form
+
+        query = _SAID_OTHERWISE.sub(otherwise, query)
 
     def phrase(match: re.Match[str]) -> str:
         said = match.group(0)
