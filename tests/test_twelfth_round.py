@@ -208,8 +208,9 @@ def test_instead_of_what_the_message_named_before() -> None:
 async def test_a_products_word_in_another_sense_is_weighed(client: TestClient) -> None:
     for text in (
         "What's the best way to deploy a tent in strong wind? Going camping this weekend.",
-        "My doctor wants me to wear a blood pressure monitor for 24 hours. Can I shower with it"
-        " on?",
+        # (A blood pressure monitor is the sample pack's declared phrase since the thirteenth
+        # round; a heart monitor is not.)
+        "My doctor wants me to wear a heart monitor for 24 hours. Can I shower with it on?",
     ):
         turn = (await _say(client, text))["turn"]
         scope = turn["scope"]
