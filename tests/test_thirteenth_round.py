@@ -307,3 +307,15 @@ def test_a_full_year_kept_for() -> None:
     )
     assert beyond_stated(asked, logs)
     assert not beyond_stated("can we keep logs for a whole week?", logs)
+
+
+async def test_another_count_than_the_stated_one(client: TestClient) -> None:
+    checks = (
+        "Acme Monitor checks your websites and APIs from twelve locations around the world, every"
+        " minute. A check is marked down only when at least three locations fail."
+    )
+    asked = "Can I set a check to go red after just one location fails? Waiting for three is slow."
+    assert beyond_stated(asked, checks)
+    # Asked what happens, the stated count answers it.
+    assert not beyond_stated("can a check go red after just one location fails?", checks)
+    await _unasserted(client, asked)

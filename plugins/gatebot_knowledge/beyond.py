@@ -63,6 +63,14 @@ _OTHER_TIME = re.compile(
     rf"|\b({NUMBER})\s*({UNITS})\s+instead\b",
     re.IGNORECASE,
 )
+#: Another count than the one stated, asked to be set: "Can I set a check to go red after just
+#: one location fails?" against "marked down only when at least three locations fail".
+_OTHER_COUNT = re.compile(
+    r"\b(?:set|change|configure|adjust|make|lower|reduce|raise|increase|tune)\b.{0,60}?"
+    rf"\b(?:after|when|to|at|with|if|once)\s+(?:just\s+|only\s+|a\s+single\s+)?({NUMBER})\s+"
+    r"([a-z]+)",
+    re.IGNORECASE,
+)
 #: Whether what was chosen can be changed later: "can I change our workspace from the US region
 #: to the EU after it was created?"
 _CHANGED_LATER = re.compile(
@@ -145,6 +153,18 @@ _WITHOUT_THE_WAIT = re.compile(
 )
 
 
+def _other_count(question: str, text: str) -> bool:
+    """Whether ``question`` asks to set a count of a thing that ``text`` states another count
+    of (the same thing by its stem, another number)."""
+    for found in _OTHER_COUNT.finditer(question):
+        asked, thing = number_value(found.group(1)), stem(found.group(2).lower())
+        for held in re.finditer(rf"\b({NUMBER})\s+([a-z]+)", text, re.IGNORECASE):
+            value = number_value(held.group(1))
+            if stem(held.group(2).lower()) == thing and value is not None and value != asked:
+                return True
+    return False
+
+
 def other_than_stated(question: str, text: str) -> bool:
     """Whether ``question`` asks for another value than the one ``text`` states (a time to set
     that the passage does not give, where it gives one), or to change later what ``text`` says is
@@ -163,7 +183,7 @@ def other_than_stated(question: str, text: str) -> bool:
         said = rf"\b{re.escape(number)}[\s-]*{re.escape(stem(unit.lower()))}"
         if not re.search(said, text, re.IGNORECASE):
             return True
-    if _instead_of_stated(question, text):
+    if _instead_of_stated(question, text) or _other_count(question, text):
         return True
     return bool(
         _CHANGED_LATER.search(question)
