@@ -48,6 +48,8 @@ FRESH38 = Path(__file__).parent / "data" / "acme_fresh38.jsonl"
 FRESH39 = Path(__file__).parent / "data" / "acme_fresh39.jsonl"
 FRESH40 = Path(__file__).parent / "data" / "acme_fresh40.jsonl"
 FRESH41 = Path(__file__).parent / "data" / "acme_fresh41.jsonl"
+FRESH42 = Path(__file__).parent / "data" / "acme_fresh42.jsonl"
+FRESH43 = Path(__file__).parent / "data" / "acme_fresh43.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -433,6 +435,25 @@ FRESH41_FLOORS = {
     "person": (4 / 4, 0),
     "action": (9 / 9, 0),
 }
+#: Sets 42 and 43, the round's last held-out sets (4976970), then used for its last two changes.
+FRESH42_FLOORS = {
+    "answer": (31 / 38, 0),  # measured 32 of 38 (a wrong source held out: "a free version")
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (2 asserted held out)
+    "out_of_scope": (9 / 9, 0),
+    "person": (3 / 3, 0),
+    "action": (10 / 10, 0),
+}
+FRESH43_FLOORS = {
+    # measured 22 of 40: non-software businesses in plain words ("your build service", "the
+    # website checker"); the misses are unanswered, none wrongly
+    "answer": (21 / 40, 0),
+    # measured 13 of 15, 2 asserted: a workspace deleted two months ago (the deletion passage
+    # says the data goes after 30 days), "is there a phone app for the alerts" (the alerts entry)
+    "unanswerable": (12 / 15, 2),
+    "out_of_scope": (8 / 9, 0),  # "la meilleure façon d'apprendre la guitare" kept, unanswered
+    "person": (3 / 3, 0),
+    "action": (9 / 10, 0),  # "Quiero que me devuelvan el dinero del pedido 77310" missed
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -468,6 +489,8 @@ SETS = {
     FRESH39: FRESH39_FLOORS,
     FRESH40: FRESH40_FLOORS,
     FRESH41: FRESH41_FLOORS,
+    FRESH42: FRESH42_FLOORS,
+    FRESH43: FRESH43_FLOORS,
 }
 
 
@@ -531,6 +554,8 @@ def test_the_sets_share_no_message() -> None:
         "fresh39",
         "fresh40",
         "fresh41",
+        "fresh42",
+        "fresh43",
     ],
 )
 async def test_the_set_holds_its_floors(
