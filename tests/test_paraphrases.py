@@ -413,7 +413,9 @@ FRESH39_FLOORS = {
     "answer": (35 / 39, 0),  # measured 36 of 39
     "unanswerable": (13 / 15, 0),  # measured 14 of 15
     "out_of_scope": (9 / 9, 0),
-    "person": (3 / 4, 0),  # measured 3 of 4: "Posso parlare con un operatore?" (0.48 of 0.5)
+    # 3 of 4 held out: "Posso parlare con un operatore?" (0.48 of 0.5 across languages); in so
+    # many words since
+    "person": (4 / 4, 0),
     # measured 9 of 10: "je voudrais être remboursé pour la commande 99120" (0.39 across)
     "action": (9 / 10, 0),
 }

@@ -18,7 +18,7 @@ from gatebot_knowledge.packfit import cognate, unseen_names
 from gatebot_knowledge.sentences import asked_after_context, points_back
 from gatebot_knowledge.shorthand import written_out
 
-from bot.text import asks_how
+from bot.text import asks_for_person, asks_how
 from tests.test_answerability import _answerability, _say
 from tests.test_eleventh_round import _unasserted
 
@@ -319,3 +319,18 @@ async def test_another_count_than_the_stated_one(client: TestClient) -> None:
     # Asked what happens, the stated count answers it.
     assert not beyond_stated("can a check go red after just one location fails?", checks)
     await _unasserted(client, asked)
+
+
+async def test_a_person_asked_for_in_so_many_words_in_another_language(
+    client: TestClient,
+) -> None:
+    for text in (
+        "Posso parlare con un operatore?",
+        "Quero falar com um atendente, por favor.",
+        "Kann ich mit einem Mitarbeiter reden?",
+    ):
+        assert asks_for_person(text), text
+        turn = (await _say(client, text))["turn"]
+        assert turn["move"]["name"] == "handoff", text
+    for text in ("Je veux parler de la facture", "¿Cuánto cuesta hablar?"):
+        assert not asks_for_person(text), text
