@@ -27,14 +27,22 @@ def question_sentences(text: str, min_words: int = MIN_WORDS) -> list[str]:
     """The sentences of ``text`` that ask something (end with "?" or start as a question), when
     it has more than one sentence; else none. ``min_words``: the fewest words a sentence read
     alone may have (another language says more in fewer: "¿Tienen prueba gratis?")."""
-    sentences = [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+    sentences = _sentences(text)
     if len(sentences) < 2:
         return []
-    return [
-        s
-        for s in sentences
-        if len(s.split()) >= min_words and (s.endswith("?") or _QUESTION_START.match(s))
-    ]
+    return [s for s in sentences if _asks(s, min_words)]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def _asks(sentence: str, min_words: int) -> bool:
+    """Whether ``sentence`` asks something (ends with "?" or starts as a question) and says
+    enough to be read alone."""
+    return len(sentence.split()) >= min_words and bool(
+        sentence.endswith("?") or _QUESTION_START.match(sentence)
+    )
 
 
 #: Context before a colon inside a question sentence: "Before I set up the eval plan: does the
@@ -48,19 +56,13 @@ def asked_after_context(text: str, min_words: int = MIN_WORDS) -> tuple[str, str
     does the pipeline definition live? Is it a file in the repo?"), each read from after a
     colon that puts context first; None where the questions are apart (each then answers on its
     own) or the message has none."""
-    sentences = [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+    sentences = _sentences(text)
     if len(sentences) == 1:
         # One sentence, its context before a colon: "We're a small accounting firm in Lisbon,
         # so clients ask this a lot: where physically is our information kept?".
         alone = _after_colon(sentences[0])
         return (alone, alone) if alone != sentences[0] else None
-    if not sentences:
-        return None
-    at = [
-        n
-        for n, s in enumerate(sentences)
-        if len(s.split()) >= min_words and (s.endswith("?") or _QUESTION_START.match(s))
-    ]
+    at = [n for n, s in enumerate(sentences) if _asks(s, min_words)]
     if not at or at != list(range(at[0], at[0] + len(at))):
         return None
     asked = [_after_colon(sentences[n]) for n in at]
@@ -71,7 +73,7 @@ def _after_colon(sentence: str) -> str:
     parts = _COLON.split(sentence)
     last = parts[-1]
     if len(parts) > 1 and len(last.split()) >= MIN_WORDS and _QUESTION_START.match(last):
-        return last
+        return last  # what follows the colon must start as a question, not only end as one
     return sentence
 
 
