@@ -466,12 +466,13 @@ class KnowledgeRetriever(Retriever):
             return part
         return evidence
 
-    def _names(self, text: str) -> list[str]:
-        """The names in ``text`` the pack never says (see :func:`.packfit.unseen_names`)."""
+    def _names(self, text: str, capitals: bool = True) -> list[str]:
+        """The names in ``text`` the pack never says (see :func:`.packfit.unseen_names`;
+        ``capitals`` False for a language that capitalises every noun)."""
         index = self._current()
         held = self._fit
         declared = held[1].declared if held is not None and held[0] is index else frozenset()
-        return unseen_names(index.lexical.vocab, text, declared, written=index.written)
+        return unseen_names(index.lexical.vocab, text, declared, capitals, index.written)
 
     def _for_every_product(self, query: str, k: int, evidence: Evidence) -> Evidence:
         """A question about one product that a passage answers for every product: "can I try
@@ -636,11 +637,8 @@ class KnowledgeRetriever(Retriever):
                 MultilingualFaq([i for i, _ in asked], [q for _, q in asked]),
             )
         found = held[1].match(query, language)
-        fit = self._fit
-        declared = fit[1].declared if fit is not None and fit[0] is index else frozenset()
+        names = self._names(query, capitals=language not in NOUN_CAPITALS)
         vocab = index.lexical.vocab
-        capitals = language not in NOUN_CAPITALS
-        names = unseen_names(vocab, query, declared, capitals, index.written)
         if found.row is not None and [n for n in names if not cognate(n, vocab, index.written)]:
             # As in the pack's language: a question naming what the pack never says ("...avec
             # Bitbucket ?") is no entry's, however close its wording is to one.
