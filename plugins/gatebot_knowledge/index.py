@@ -112,7 +112,7 @@ class KnowledgeIndex:
         self._plain: KnowledgeIndex | None = None  # see without_asked()
         self._said: frozenset[str] | None = None  # see said
         self._written: frozenset[str] | None = None  # see written
-        self._text: str | None = None  # every passage's words, as written: see _says
+        self._text: str | None = None  # see _text_as_written
         if vectors is not None and len(vectors.joint) != len(passages):
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
 
@@ -137,10 +137,17 @@ class KnowledgeIndex:
         """The words the passages write, as written (lower case, unstemmed): whether the pack
         says "Windows" itself or only "window" (see .packfit's NAMES_LIKE_WORDS)."""
         if self._written is None:
-            self._written = frozenset(
-                w for p in self.passages for w in re.findall(r"[a-z0-9]+", p.lexical.lower())
-            )
+            self._written = frozenset(self._text_as_written().split())
         return self._written
+
+    def _text_as_written(self) -> str:
+        """Every passage's words as written (lower case), a space between and at each end (so a
+        phrase is looked for whole without copying the text): what ``written`` and
+        :meth:`_says` read."""
+        if self._text is None:
+            words = (" ".join(re.findall(r"[a-z0-9]+", p.lexical.lower())) for p in self.passages)
+            self._text = f" {' '.join(words)} "
+        return self._text
 
     def spelled(self, query: str) -> str:
         """``query`` with chat shorthand written out (:mod:`.shorthand`: "PRs" -> "pull
@@ -161,11 +168,7 @@ class KnowledgeIndex:
 
     def _says(self, phrase: str) -> bool:
         """Whether a passage holds ``phrase`` (lower case, words as written)."""
-        if self._text is None:
-            self._text = " ".join(
-                " ".join(re.findall(r"[a-z0-9]+", p.lexical.lower())) for p in self.passages
-            )
-        return f" {phrase} " in f" {self._text} "
+        return f" {phrase} " in self._text_as_written()
 
     def _knows(self, word: str) -> bool:
         """Whether the corpus holds ``word`` (every stem of it)."""
