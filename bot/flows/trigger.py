@@ -194,11 +194,12 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
     gate = pack.gates["flowExample"]
     elsewhere = bool(t.intents) and _leans_elsewhere(intent_read, t.intents)
     change = first_change(flow, text, pack.gates["repeat"])
-    if change is not None and asks_to_know(text) and not asks_to_act(text):
+    asks_only = asks_to_know(text) and not asks_to_act(text)
+    if change is not None and asks_only and (elsewhere or _WH_SENTENCE.search(text)):
         # A change read in what a question tells orders nothing where the head leans to another
         # intent or a sentence asks what, which, who, when or where: "What permission levels
         # can I give people when I add them?" ("how do I add 3 seats" may still be a request).
-        change = None if elsewhere or _WH_SENTENCE.search(text) else change
+        change = None
     return Signals(
         intent=read_act,
         routed=read_act and intent_read.get("gate") == "preflight.flow",
