@@ -9,8 +9,6 @@ asked; letters then digits name a thing ("aes256"); a parcel's status is decline
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import beyond_stated, past_length
 from gatebot_knowledge.figures import asked_value, holds_value
@@ -21,18 +19,13 @@ from gatebot_knowledge.shorthand import written_out
 from bot.text import asks_for_person, asks_how
 from tests.test_answerability import _answerability, _say
 from tests.test_eleventh_round import _unasserted
+from tests.test_retrieval_understanding import _cited
 
 PRODUCTS = {"pipelin", "monitor", "status"}
 RESET = (
     'Use "Forgot password" on the login page. The reset link is valid for one hour. If you use'
     " single sign-on, reset it with your identity provider instead."
 )
-
-
-def _cited(body: dict[str, Any]) -> list[str]:
-    """Every key the replies cite (an answer in another language comes after a line saying the
-    help pages are in English, which cites nothing)."""
-    return [c["key"] for r in body["replies"] for c in r.get("citations", [])]
 
 
 def test_what_a_message_of_context_asks() -> None:
