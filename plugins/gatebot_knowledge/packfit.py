@@ -34,6 +34,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from gatebot_knowledge.lexical import CHAT_STEMS, QUERY_STOPWORDS, STOPWORDS, tokenize
@@ -295,7 +296,7 @@ def cognate(word: str, known: dict[str, int], written: frozenset[str] = frozense
         return any(
             (len(k) == len(w) and sorted(k) == sorted(w))
             or (len(k) == len(w) - 1 and w.startswith(k))
-            for k in (*known, *written)
+            for k in chain(known, written)
             if len(k) >= 2
         )
     return len(w) >= 5 and any(len(k) >= 5 and w.startswith(k) for k in known)
