@@ -264,6 +264,8 @@ _ASKS_PERSON = re.compile(
     r"(?:to\s+)?(?:call|contact|phone|ring|email|e-mail|reach out|get back|get in touch"
     r"|follow up)\b"
     r"|\bcall\s+(?:me|us)\s+back\b|\bcall-?back\b|\bgive\s+(?:me|us)\s+a\s+(?:call|ring)\b"
+    # "Get me someone from your support team, prod deploys have been stuck for two hours"
+    rf"|\b(?:get|find|fetch|bring|send)\s+(?:me|us)\s+{_WHO}"
     rf"|\bescalate\b(?:\s+\w+){{0,6}}?\s+(?:to\s+)?(?:{_WHO}|management|a human|support)"
     r"|\b(?:connect|transfer|put)\s+me\s+(?:through\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
     r"|support|sales|the)\b"
@@ -347,7 +349,7 @@ _SHOWN = re.compile(
     r"(?:please\s+)?(?:screen[- ]?share\s+and\s+)?(?:show|walk|take|present|demo|give)s?\s+"
     r"(?:us|me|our|my|them|the|through|around|a)\b"
     r"|\b(?:schedule|book|set up|setup|arrange|organi[sz]e|hop on|jump on)\s+(?:us\s+(?:in\s+)?"
-    r"(?:for\s+)?)?(?:a|an|some)\s+(?:quick\s+|short\s+|live\s+|guided\s+)?(?:call|meeting"
+    r"(?:for\s+)?)?(?:(?:a|an|some)\s+)?(?:quick\s+|short\s+|live\s+|guided\s+)?(?:call|meeting"
     r"|session|tour|walkthrough|walk-through|screen[- ]?share|presentation)\b"
     r"|\b(?:guided|live)\s+(?:tour|walkthrough|walk-through|session)\b|\bscreen[- ]?share\b"
     # "do a Zoom session showing Pipelines", "a call to walk us through it"
@@ -451,6 +453,17 @@ def respell(text: str, vocabulary: frozenset[str]) -> str:
 
 #: Where a message's sentences part.
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+#: The fewest words a clause needs to be read on its own.
+CLAUSE_WORDS = 3
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of ``text`` between its commas, semicolons, sentence ends and dashes, of
+    :data:`CLAUSE_WORDS` words or more, each once and never the whole: a request read on its
+    own, without the reason or the thanks that follow it."""
+    whole = text.strip()
+    found = [p.strip(" ,;-") for p in _CLAUSE.split(whole) if len(tokens(p)) >= CLAUSE_WORDS]
+    return [p for p in dict.fromkeys(found) if p != whole]
 
 
 def whole_and_sentences(text: str) -> list[str]:
