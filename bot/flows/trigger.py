@@ -278,7 +278,13 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
         return True
     if s.asks_how:
         return False  # a question about the flow's subject is answered, not taken as a request
-    if confident is not None and not s.intent:
+    # Asking in so many words for someone to show the product outweighs a confident read of a
+    # question ("Can you arrange walkthrough of Monitor and Status pages for our management?"
+    # reads as a product question at 0.93), not one of a hand-off ("could someone from Acme
+    # give me a call" asks for a person).
+    confident_question = pack.intent(confident or "")
+    shown = s.shown and confident_question is not None and confident_question.move == "answer"
+    if confident is not None and not s.intent and not shown:
         return False  # a confident other intent: never a flow on a shared word
     intent = pack.intent(flow.trigger.intent or "")
     shared = intent is not None and intent.outcome is not None
@@ -289,5 +295,5 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     own_words = (s.worded and not s.elsewhere) or near or bool(s.across) or s.change is not None
     own_words = own_words or s.shown
     if shared:
-        return (own_words or s.leans) and (s.intent or confident is None)
+        return (own_words or s.leans) and (s.intent or confident is None or shown)
     return s.intent or own_words or s.leans
