@@ -82,6 +82,18 @@ SAID_OTHERWISE: dict[str, str] = {
     "free edition": "free tier",
     "free account": "free tier",
     "freemium": "free tier",
+    "free option": "free tier",
+    "free plan": "free tier",
+    "free package": "free tier",
+    "free level": "free tier",
+    "free offering": "free tier",
+    "free forever": "free tier",
+    "zero-cost option": "free tier",
+    "zero cost option": "free tier",
+    "no-cost option": "free tier",
+    "no cost option": "free tier",
+    "no-cost plan": "free tier",
+    "no cost plan": "free tier",
 }
 _SAID_OTHERWISE = re.compile(
     r"\b(?:" + "|".join(re.escape(p) for p in SAID_OTHERWISE) + r")\b", re.IGNORECASE
