@@ -58,7 +58,12 @@ from gatebot_knowledge.packfit import (
     unseen_names,
 )
 from gatebot_knowledge.passages import Passage, attach_asked, pack_passages, text_hash
-from gatebot_knowledge.sentences import asked_after_context, points_back, question_sentences
+from gatebot_knowledge.sentences import (
+    asked_after_context,
+    first_alternatives,
+    points_back,
+    question_sentences,
+)
 
 log = logging.getLogger(__name__)
 
@@ -437,6 +442,15 @@ class KnowledgeRetriever(Retriever):
             same = bool(part.facts) and part.facts[0].key in among
             if same and part.p_answerable > evidence.p_answerable:
                 part.version += "+sentence"
+                evidence = part
+        best = evidence.facts[0].key if evidence.facts else None
+        for alternative in first_alternatives(query):
+            # A question's first alternative alone, where its best passage is the whole's best.
+            part = self._evidence(alternative, k, None)
+            same = bool(part.facts) and part.facts[0].key == best
+            against = any(part.features.get(x) for x in AGAINST)
+            if same and not against and part.p_answerable > evidence.p_answerable:
+                part.version += "+first-alternative"
                 evidence = part
         return evidence
 

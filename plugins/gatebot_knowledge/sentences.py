@@ -33,6 +33,23 @@ def question_sentences(text: str, min_words: int = MIN_WORDS) -> list[str]:
     return [s for s in sentences if _asks(s, min_words)]
 
 
+#: Where a question's alternatives part: "Is there a free tier, or do we pay from day one?"
+_OR = re.compile(r",?\s+or\s+", re.IGNORECASE)
+
+
+def first_alternatives(text: str, min_words: int = MIN_WORDS) -> list[str]:
+    """The first alternative of each question in ``text`` that offers two ("Is there any free
+    option, or do we have to start paying from day one?" asks first whether there is a free
+    option), as a question of its own of ``min_words`` words or more. The second alternative
+    dilutes the first: what the customer hopes is so comes first."""
+    found = []
+    for sentence in _sentences(text):
+        head = _OR.split(sentence, maxsplit=1)[0]
+        if head != sentence and _QUESTION_START.match(head) and len(head.split()) >= min_words:
+            found.append(head.rstrip(" ,?") + "?")
+    return found
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 

@@ -169,6 +169,8 @@ _DOER_ASKED = re.compile(
 _DOER_SAID = re.compile(
     r"\b([a-z]+)\s+can\s+(?:(?:also|only|then|still|now|easily)\s+)?([a-z]+)", re.IGNORECASE
 )
+#: Saying it may be done, by no one named: "A failed job can be retried from the pipeline page".
+_DONE_BY_ANYONE = re.compile(r"\bcan\s+be\s+([a-z]+)", re.IGNORECASE)
 #: Who asks: the customer, or anyone at all; not a role.
 _NO_DOER = stems("i we you they it he she someone anyone anybody everyone everybody people one")
 
@@ -177,7 +179,9 @@ def other_doer(question: str, text: str, said: frozenset[str] | set[str]) -> lis
     """Whom ``question`` asks about doing what ``text`` says another may do: "can admins
     download invoices too?" against "Account owners can download each one". The one asked about
     is a word of the pack (``said``: a role it names elsewhere) that ``text`` lacks; ``text``
-    says who may, and it is someone else. Empty when it asks of no one else."""
+    says who may, and it is someone else, or says it may be done and by whom not ("can a viewer
+    retry a failed job" against "A failed job can be retried from the pipeline page": whether a
+    viewer's role allows it is not said). Empty when it asks of no one else."""
     held = set(tokenize(text))
     for asked in _DOER_ASKED.finditer(question):
         who, verb = stem(asked.group(1).lower()), stem(asked.group(2).lower())
@@ -186,7 +190,15 @@ def other_doer(question: str, text: str, said: frozenset[str] | set[str]) -> lis
         for found in _DOER_SAID.finditer(text):
             if stem(found.group(2).lower()) == verb and stem(found.group(1).lower()) != who:
                 return [who]
+        if any(_same_verb(f.group(1), verb) for f in _DONE_BY_ANYONE.finditer(text)):
+            return [who]
     return []
+
+
+def _same_verb(word: str, verb: str) -> bool:
+    """Whether ``word`` is the verb stemmed as ``verb``, a final y read as i ("retried": retry)."""
+    done = stem(word.lower())
+    return done == verb or done.rstrip("iy") == verb.rstrip("iy")
 
 
 def asked_thing(question: str) -> list[str]:
