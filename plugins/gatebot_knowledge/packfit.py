@@ -94,7 +94,9 @@ _NAMED_WORKS = re.compile(
     r"|\b(?:work|works|run|runs)\s+on\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
     r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)"
     # "is sso with OIDC supported or only saml", "are ARM runners supported"
-    r"|\b([A-Za-z0-9][\w.\-]*)\s+(?:is\s+|are\s+)?supported\b",
+    # (of a name of two words, its first: "Is OpenID Connect supported")
+    r"|\b(?:([A-Za-z0-9][\w.\-]*)|((?-i:[A-Z])[\w.\-]*)\s+(?-i:[A-Z])[\w.\-]*)\s+(?:is\s+|are\s+)?"
+    r"supported\b",
     re.IGNORECASE,
 )
 #: What is asked to be printed, shown or added somewhere: "get our VAT number printed on the
@@ -112,7 +114,18 @@ _NAMED_ON = re.compile(
 _NAMED_IN = re.compile(
     r"\b(?:hosted|located|stored|kept|based|housed|running|run)\s+in\s+(?:the\s+)?"
     r"([A-Za-z][\w.\-]*)"
-    r"|\b(?:data\s*cent(?:er|re)s?|servers?|regions?)\s+in\s+(?:the\s+)?([A-Za-z][\w.\-]*)",
+    r"|\b(?:data\s*cent(?:er|re)s?|servers?|regions?)\s+in\s+(?:the\s+)?([A-Za-z][\w.\-]*)"
+    # "can we store our data in India region?", "keep everything in the Sydney data centre"
+    r"|\b(?:store|host|keep|move)\s+(?:(?:our|my|all|the|your)\s+)*(?:data|stuff|everything"
+    r"|information|workspace|account|it)\s+in\s+(?:the\s+)?([A-Za-z][\w.\-]*)"
+    r"|\bin\s+(?:the\s+)?([A-Za-z][\w.\-]*)\s+(?:region|data\s*cent(?:er|re))\b",
+    re.IGNORECASE,
+)
+#: What has support or is used for something: "any bitbucket support for pipelines?", "can i use
+#: a yubikey for 2fa": lower case names too.
+_NAMED_FOR = re.compile(
+    r"\b([A-Za-z0-9][\w.\-]*)\s+(?:support|integration|compatibility)\s+(?:for|in|on|with)\b"
+    r"|\b(?:use|using)\s+(?:a|an|our|my|the)\s+([A-Za-z0-9][\w.\-]*)\s+(?:for|with|as)\b",
     re.IGNORECASE,
 )
 _NAMED_USED = re.compile(
@@ -326,6 +339,7 @@ def _targets(query: str) -> list[str]:
         _NAMED_USED,
         _NAMED_ON,
         _NAMED_IN,
+        _NAMED_FOR,
     )
     for pattern in patterns:
         for m in pattern.finditer(query):
