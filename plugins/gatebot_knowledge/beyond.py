@@ -49,10 +49,20 @@ _BEYOND_DEFAULT = re.compile(
     r"\b(?:longer|long|more|beyond|past|over|above|extend\w*|increase\w*)\s+(?:than\s+)?the\s+"
     r"(?:default|standard|usual|limit|maximum|max)\b"
     # "configure": the typo channel spells "configurable" as the corpus writes it.
-    r"|\b(?:is|are)\s+(?:the\s+)?(?:\w+\s+){0,3}(?:configurable|configure|adjustable"
+    r"|\b(?:is|are)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}(?:configurable|configure|adjustable"
     r"|customi[sz]able)\b",
     re.IGNORECASE,
 )
+
+
+#: More often than a period: "can we make it check more often than once a minute?", "faster than
+#: every minute". Past a passage's period ("every minute") as a longer time is past its length.
+_MORE_OFTEN = re.compile(
+    rf"\b(?:more\s+often|more\s+frequently|more\s+frequent|faster|quicker)\s+than\s+"
+    rf"(?:once\s+(?:a|an|per|every)\s+|every\s+|each\s+)?(?:a\s+|an\s+|{NUMBER}[\s-]*)?{UNITS}\b",
+    re.IGNORECASE,
+)
+_PERIOD_HELD = re.compile(rf"\bevery\s+(?:{NUMBER}\s+)?{UNITS}\b", re.IGNORECASE)
 
 
 #: Another time than the one stated, asked to be set: "can I set checks to run every 10 seconds
@@ -311,6 +321,8 @@ def beyond_stated(question: str, text: str) -> bool:
     ):
         return True
     if other_than_stated(question, text) or past_length(question, text):
+        return True
+    if _MORE_OFTEN.search(question) and _PERIOD_HELD.search(text):
         return True
     for found in _BEYOND_BARE.finditer(question):
         # The same number as a length the passage states ("kept for 30 days").
