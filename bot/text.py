@@ -292,6 +292,12 @@ _ASKS_PERSON_ABROAD = re.compile(
     r"|\b(?:sprechen|reden)\s+mit\s+(?:einem|einer)\s+(?:\w+\s+)?(?:Menschen|Mitarbeiter(?:in)?"
     r"|Berater(?:in)?|Person)\b"
     r"|\bfalar\s+com\s+(?:um|uma|algu[eé]m)\b"
+    # Being put through: "Pásame con alguien de soporte", "mettez-moi en relation avec"
+    r"|\b(?:p[aá]same|p[aá]senme|ponme|p[oó]ngame|comun[ií]came)\s+con\b"
+    r"|\b(?:passez|passe)[- ]moi\s+(?:un|une|quelqu'un)\b"
+    r"|\bmettez[- ]moi\s+en\s+(?:relation|contact)\b"
+    r"|\bverbinden\s+Sie\s+mich\b|\bme\s+(?:passa|transfere|coloca)\s+(?:para|com)\b"
+    r"|\bpassami\s+(?:un|una|qualcuno)\b"
     r"|\bparlare\s+con\s+(?:un|una|qualcuno)\b",
     re.IGNORECASE,
 )
@@ -352,6 +358,9 @@ _SHOWN = re.compile(
     r"(?:for\s+)?)?(?:(?:a|an|some)\s+)?(?:quick\s+|short\s+|live\s+|guided\s+)?(?:call|meeting"
     r"|session|tour|walkthrough|walk-through|screen[- ]?share|presentation)\b"
     r"|\b(?:guided|live)\s+(?:tour|walkthrough|walk-through|session)\b|\bscreen[- ]?share\b"
+    # "Could we get a walkthrough of Monitor", "I would like a walkthrough of the status pages"
+    r"|\b(?:get|have|like|want|need|request)\s+(?:a|an)\s+(?:quick\s+|short\s+)?"
+    r"(?:walkthrough|walk-through|tour)\s+(?:of|for)\b"
     # "do a Zoom session showing Pipelines", "a call to walk us through it"
     r"|\ban?\s+(?:\w+\s+)?(?:call|meeting|session)\s+"
     r"(?:showing|demoing|presenting|to\s+(?:show|demo|present|walk))\b",
