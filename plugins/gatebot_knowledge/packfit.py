@@ -296,6 +296,21 @@ def _sign_in_providers(query: str, known: dict[str, int]) -> set[str]:
     return found
 
 
+#: Places named in the customer's language that the pack writes as an acronym: read as it writes
+#: them before names are looked for ("aux États-Unis" is the pack's "the US", not a name it never
+#: says; the accent would also cut "tats-Unis" out of it).
+_PLACES_ABROAD = re.compile(
+    r"\b(?:estados\s+unidos|[ée]tats[- ]unis|stati\s+uniti|vereinigten?\s+staaten|ee\.?\s?uu\.?"
+    r"|eeuu)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def places_as_written(text: str) -> str:
+    """``text`` with the United States as other languages name it written "US"."""
+    return _PLACES_ABROAD.sub("US", text)
+
+
 def cognate(word: str, known: dict[str, int], written: frozenset[str] = frozenset()) -> bool:
     """Whether ``word``, from a question in another language, is a pack word as that language
     writes it: the same stem begun ("Europa" for the pack's "Europe", stem "europ") or the same
@@ -304,8 +319,9 @@ def cognate(word: str, known: dict[str, int], written: frozenset[str] = frozense
     ``written``: the passages' words as written, where an acronym that is also a stop word stays
     ("USA" for the pack's "the US")."""
     w = word.lower()
-    if len(w) <= 3 and w.isalpha():
-        # "UE" for "EU"; "EUA" for "EU" (one letter more, the pack's acronym begun).
+    if len(w) <= 4 and w.isalpha() and (len(w) <= 3 or word.isupper()):
+        # "UE" for "EU"; "EUA" for "EU" (one letter more, the pack's acronym begun); "RGPD" for
+        # "GDPR" (an acronym of four in another order, written in capitals).
         return any(
             (len(k) == len(w) and sorted(k) == sorted(w))
             or (len(k) == len(w) - 1 and w.startswith(k))

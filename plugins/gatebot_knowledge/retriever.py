@@ -54,6 +54,7 @@ from gatebot_knowledge.packfit import (
     declared_words,
     fit_pack,
     pack_queries,
+    places_as_written,
     remove_rows,
     unseen_names,
 )
@@ -651,9 +652,11 @@ class KnowledgeRetriever(Retriever):
                 MultilingualFaq([i for i, _ in asked], [q for _, q in asked]),
             )
         found = held[1].match(query, language)
-        names = self._names(query, capitals=language not in NOUN_CAPITALS)
+        names = self._names(places_as_written(query), capitals=language not in NOUN_CAPITALS)
         vocab = index.lexical.vocab
-        if found.row is not None and [n for n in names if not cognate(n, vocab, index.written)]:
+        fit = self._fit[1] if self._fit is not None and self._fit[0] is index else None
+        said = index.written | (fit.declared if fit is not None else frozenset())
+        if found.row is not None and [n for n in names if not cognate(n, vocab, said)]:
             # As in the pack's language: a question naming what the pack never says ("...avec
             # Bitbucket ?") is no entry's, however close its wording is to one.
             return CrossMatch(None, found.cosine, 0.0, language)
