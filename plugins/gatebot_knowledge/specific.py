@@ -386,7 +386,7 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         if (
             thing
             and not _MORE_QUESTIONS.search(query)
-            and not set(thing) & set(tokenize(passage.lexical))
+            and thing[-1] not in set(tokenize(passage.lexical))
         ):
             # The pack names the thing, the best passage does not: "is there a trial for Acme
             # Status too" drawn to the pricing entry by "Acme".
