@@ -262,7 +262,9 @@ def unseen_names(
             not _sentence_start(query, match.start()) or _asked_alone(query, match.end())
         )
         domain = "." in word.strip(".")
-        if acronym or capital or domain or _CODED.fullmatch(word):
+        # A capital inside a word names something in every language ("PagerDuty", "GitLab").
+        camel = any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+        if acronym or capital or camel or domain or _CODED.fullmatch(word):
             names.append(word)
     for word in _targets(query):
         if word.lower() not in STOPWORDS and unseen(word) and word not in names:
