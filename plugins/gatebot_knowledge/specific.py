@@ -207,6 +207,27 @@ def asked_thing(question: str) -> list[str]:
     return _thing(_THING_ASKED.search(question))
 
 
+#: What a question asks how long is kept: "How long are build artifacts (not logs) retained?",
+#: "how long do you keep the audit trail". The thing runs as in :data:`_THING_ASKED`.
+_KEPT_OF = re.compile(
+    r"\bhow\s+long\s+(?:are|is)\s+(?:the\s+|our\s+|my\s+|your\s+)?((?:[a-z0-9][\w'-]*\s*){1,3}?)"
+    r"(?:\s*\([^)]*\))?\s+(?:kept|retained|stored|saved|held)\b"
+    r"|\bhow\s+long\s+(?:do|does|will)\s+\w+\s+(?:keep|retain|store|save|hold)\s+"
+    r"(?:the\s+|our\s+|my\s+)?((?:[a-z0-9][\w'-]*\s*){1,3}?)(?=\s*(?:\(|[?.,!;:]|$"
+    r"|\b(?:for|after|once|when|in|on)\b))",
+    re.IGNORECASE,
+)
+
+
+def kept_thing(question: str) -> list[str]:
+    """The stems of what a question asks how long is kept, as :func:`asked_thing` reads them."""
+    found = _KEPT_OF.search(question)
+    if not found:
+        return []
+    said = next(g for g in found.groups() if g)
+    return [w for w in tokenize(said) if w not in _NO_THING]
+
+
 def changed_thing(question: str) -> list[str]:
     """The stems of what a question asks to change ("how do I change the email address on my
     login": ``["email", "address"]``), as :func:`asked_thing` reads them; empty if none."""
@@ -370,6 +391,11 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         return Specific("plan", False, [plan])
     if beyond_stated(query, passage.text):
         return Specific("beyond", False, [])
+    kept = kept_thing(query)
+    if kept and not _MORE_QUESTIONS.search(query) and kept[-1] not in tokenize(passage.lexical):
+        # What is kept, by its last word ("build artifacts"), is not in the passage: the logs'
+        # retention says nothing of how long artifacts are kept.
+        return Specific("thing-absent", False, kept)
     asked = asked_value(query)
     if asked is None:
         action = asked_action(query)
