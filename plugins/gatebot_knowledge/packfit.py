@@ -106,7 +106,10 @@ _NAMED_ON = re.compile(
     r"\b(?:get|have|put)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z][\w.\-]*)\s+(?:[\w-]+\s+)?"
     r"(?:printed|shown|added|included|listed|displayed)\b"
     r"|\b(?:print|add|include|show|display)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?"
-    r"([A-Za-z][\w.\-]*)\s+(?:[\w-]+\s+)?(?:on|in|to)\s+(?:the|our|my|each|every|all)\s+\w+",
+    r"([A-Za-z][\w.\-]*)\s+(?:[\w-]+\s+)?(?:on|in|to)\s+(?:the|our|my|each|every|all)\s+\w+"
+    # "can invoices include our vat id?"
+    r"|\b(?:include|show|display|print|carry)s?\s+(?:our|my|the)\s+([A-Za-z][\w.\-]*)\s+"
+    r"(?:id|number|no|code)\b",
     re.IGNORECASE,
 )
 #: Where something is hosted or kept: "is it hosted in frankfurt or ireland?", "data centres in
