@@ -64,6 +64,7 @@ from gatebot_knowledge.sentences import (
     first_alternatives,
     points_back,
     question_sentences,
+    without_sign_off,
 )
 
 log = logging.getLogger(__name__)
@@ -390,6 +391,7 @@ class KnowledgeRetriever(Retriever):
     def search_sync(
         self, query: str, k: int = 3, gate: bool = True, vector: QueryVector | None = None
     ) -> list[Fact]:
+        query = without_sign_off(query)
         foreign = self._foreign(query)
         if foreign is not None:  # never an English passage for a question in another language
             found = self._cross_match(query, foreign)
@@ -413,7 +415,9 @@ class KnowledgeRetriever(Retriever):
 
     def evidence_sync(self, query: str, k: int = 3, vector: QueryVector | None = None) -> Evidence:
         """The answerability check's input (:mod:`gatebot_knowledge.answerability`): the ``k``
-        best passages, ungated, with P(answerable) from the head for the features in hand."""
+        best passages, ungated, with P(answerable) from the head for the features in hand. A
+        sign-off is not read: its name ("Thanks, Chris") is no name the pack never says."""
+        query = without_sign_off(query)
         foreign = self._foreign(query)
         if foreign is not None:
             return self._cross_evidence(query, foreign)
@@ -590,6 +594,7 @@ class KnowledgeRetriever(Retriever):
         return await asyncio.to_thread(self.evidence_sync, query, k, vector)
 
     def faq_match_sync(self, query: str) -> FaqMatch | None:
+        query = without_sign_off(query)
         if self._foreign(query) is not None:
             # Never routed to an entry's English text as it stands: the answer path matches it
             # across languages and says, in the customer's language, where the answer is from.

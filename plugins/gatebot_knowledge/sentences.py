@@ -33,6 +33,24 @@ def question_sentences(text: str, min_words: int = MIN_WORDS) -> list[str]:
     return [s for s in sentences if _asks(s, min_words)]
 
 
+#: A message's sign-off: a closing word and the sender's name ("Thanks, Chris", "Regards, Katrin",
+#: "Cheers, Anna-Lena", "Merci, Sophie", "— Omar"). Its name is no thing the question asks about.
+_SIGN_OFF = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|^)\s*(?:(?:many\s+|thanks?\s+)?thanks(?:\s+a\s+lot|\s+again)?"
+    r"|thank\s+you(?:\s+in\s+advance)?|thx|ty|cheers|(?:best|kind|warm)?\s*regards|best(?:\s+wishes)?"
+    r"|br|all\s+the\s+best|merci(?:\s+d'avance)?|cordialement|gracias|saludos|un\s+saludo|danke"
+    r"|viele\s+gr(?:ü|ue)(?:ß|ss)e|lg|mfg|grazie|saluti|obrigad[oa]|abra[çc]os|atenciosamente"
+    r"|[-\u2013\u2014~])[,.!:]?\s+(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*))?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def without_sign_off(text: str) -> str:
+    """``text`` without its sign-off (:data:`_SIGN_OFF`), after the last sentence."""
+    kept = _SIGN_OFF.sub("", text).rstrip()
+    return kept if kept else text
+
+
 #: Where a question's alternatives part: "Is there a free tier, or do we pay from day one?"
 _OR = re.compile(r",?\s+or\s+", re.IGNORECASE)
 
