@@ -12,7 +12,7 @@ from __future__ import annotations
 from aiohttp.test_utils import TestClient
 from gatebot_knowledge.beyond import beyond_stated
 from gatebot_knowledge.packfit import cognate, places_as_written, unseen_names
-from gatebot_knowledge.sentences import first_alternatives
+from gatebot_knowledge.sentences import first_alternatives, without_sign_off
 from gatebot_knowledge.shorthand import written_out
 from gatebot_knowledge.specific import kept_thing, other_doer
 
@@ -156,3 +156,33 @@ async def test_places_and_acronyms_as_other_languages_write_them(client: TestCli
     assert not cognate("rgpd", {}, frozenset({"gdpr"}))  # four letters, only as an acronym
     body = await _say(client, "Où sont hébergées nos données, en Europe ou aux États-Unis ?")
     assert _cited(body) == ["faq-data-location"]
+
+
+async def test_a_sign_off_is_not_read(client: TestClient) -> None:
+    assert without_sign_off("Can it stay in the EU? Regards, Katrin") == "Can it stay in the EU?"
+    assert without_sign_off("how long is the trial? — Omar") == "how long is the trial?"
+    assert without_sign_off("Does Monitor support Slack? Thanks!") == (
+        "Does Monitor support Slack? Thanks!"
+    )
+    assert without_sign_off("Thanks, Chris") == "Thanks, Chris"
+    for text, key in (
+        (
+            "Hi, someone on my team deleted our old workspace by mistake last week. Is there any"
+            " way we can get it back? Thanks, Chris",
+            "doc-account#deleting-a-workspace",
+        ),
+        (
+            "Hello, our compliance people asked how long build logs are kept in Pipelines. Could"
+            " you let me know? Regards, Victor",
+            "doc-pipelines#retries-and-logs",
+        ),
+    ):
+        assert _cited(await _say(client, text)) == [key], text
+
+
+async def test_a_person_on_the_phone_and_a_walkthrough_call(client: TestClient) -> None:
+    text = "Is there a support engineer I can get on the phone? Our deploys have been failing."
+    assert (await _say(client, text))["turn"]["move"]["name"] == "handoff"
+    assert not asks_for_person("is there an engineer I can ask about SSO")
+    turn = await _say(client, "would love a quick walkthrough call of monitor + status pages")
+    assert turn["turn"]["flow"]["name"] == "demo"
