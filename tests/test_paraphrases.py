@@ -50,6 +50,23 @@ FRESH40 = Path(__file__).parent / "data" / "acme_fresh40.jsonl"
 FRESH41 = Path(__file__).parent / "data" / "acme_fresh41.jsonl"
 FRESH42 = Path(__file__).parent / "data" / "acme_fresh42.jsonl"
 FRESH43 = Path(__file__).parent / "data" / "acme_fresh43.jsonl"
+FRESH44 = Path(__file__).parent / "data" / "acme_fresh44.jsonl"
+FRESH45 = Path(__file__).parent / "data" / "acme_fresh45.jsonl"
+FRESH46 = Path(__file__).parent / "data" / "acme_fresh46.jsonl"
+FRESH47 = Path(__file__).parent / "data" / "acme_fresh47.jsonl"
+FRESH48 = Path(__file__).parent / "data" / "acme_fresh48.jsonl"
+FRESH49 = Path(__file__).parent / "data" / "acme_fresh49.jsonl"
+FRESH50 = Path(__file__).parent / "data" / "acme_fresh50.jsonl"
+FRESH51 = Path(__file__).parent / "data" / "acme_fresh51.jsonl"
+FRESH52 = Path(__file__).parent / "data" / "acme_fresh52.jsonl"
+FRESH53 = Path(__file__).parent / "data" / "acme_fresh53.jsonl"
+FRESH54 = Path(__file__).parent / "data" / "acme_fresh54.jsonl"
+FRESH55 = Path(__file__).parent / "data" / "acme_fresh55.jsonl"
+FRESH56 = Path(__file__).parent / "data" / "acme_fresh56.jsonl"
+FRESH57 = Path(__file__).parent / "data" / "acme_fresh57.jsonl"
+FRESH58 = Path(__file__).parent / "data" / "acme_fresh58.jsonl"
+FRESH59 = Path(__file__).parent / "data" / "acme_fresh59.jsonl"
+FRESH60 = Path(__file__).parent / "data" / "acme_fresh60.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -457,6 +474,128 @@ FRESH43_FLOORS = {
     "action": (9 / 10, 0),  # "Quiero que me devuelvan el dinero del pedido 77310" missed
 }
 
+#: The fourteenth round (README, "The fourteenth round"): sets 44-51 read held out on 3e9b526,
+#: 52-56 on b5ddefc and 57-60 on b346782 (the "held out" figures), then used for its changes.
+FRESH44_FLOORS = {
+    "answer": (34 / 36, 0),  # measured 35 of 36 (held out 34)
+    "unanswerable": (13 / 14, 0),  # measured 14 of 14 (held out 13, 1 wrong)
+    "out_of_scope": (9 / 9, 0),  # measured 9 of 9 (held out 8)
+    "person": (3 / 3, 0),  # measured 3 of 3 (held out 3)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH45_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 35, 1 wrong)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+}
+FRESH46_FLOORS = {
+    "answer": (17 / 40, 1),  # measured 18 of 40, 1 wrong (held out 18, 1 wrong)
+    "unanswerable": (12 / 15, 1),  # measured 13 of 15, 1 wrong (held out 13, 1 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+FRESH47_FLOORS = {
+    "answer": (37 / 39, 0),  # measured 38 of 39 (held out 38)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 13, 2 wrong)
+    "out_of_scope": (9 / 9, 0),  # measured 9 of 9 (held out 8)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (9 / 9, 0),  # measured 9 of 9 (held out 9)
+}
+FRESH48_FLOORS = {
+    "answer": (29 / 40, 0),  # measured 30 of 40 (held out 30)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 12, 3 wrong)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (9 / 9, 0),  # measured 9 of 9 (held out 8)
+}
+FRESH49_FLOORS = {
+    "answer": (36 / 39, 0),  # measured 37 of 39 (held out 36)
+    "unanswerable": (13 / 14, 0),  # measured 14 of 14 (held out 13, 1 wrong)
+    "out_of_scope": (9 / 9, 0),  # measured 9 of 9 (held out 8)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH50_FLOORS = {
+    "answer": (36 / 40, 0),  # measured 37 of 40 (held out 37)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 13, 2 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+FRESH51_FLOORS = {
+    "answer": (30 / 40, 0),  # measured 31 of 40 (held out 31)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (8 / 8, 0),  # measured 8 of 8 (held out 7)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+FRESH52_FLOORS = {
+    "answer": (32 / 36, 0),  # measured 33 of 36 (held out 32)
+    "unanswerable": (11 / 13, 1),  # measured 12 of 13, 1 wrong (held out 12, 1 wrong)
+    "out_of_scope": (8 / 8, 0),  # measured 8 of 8 (held out 7)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+}
+FRESH53_FLOORS = {
+    "answer": (20 / 40, 0),  # measured 21 of 40 (held out 21)
+    "unanswerable": (12 / 15, 2),  # measured 13 of 15, 2 wrong (held out 11, 4 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH54_FLOORS = {
+    "answer": (29 / 34, 0),  # measured 30 of 34 (held out 30)
+    "unanswerable": (12 / 13, 0),  # measured 13 of 13 (held out 13)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH55_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 32)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 14, 1 wrong)
+    "out_of_scope": (8 / 9, 0),  # measured 8 of 9 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+}
+FRESH56_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 32)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (7 / 9, 0),  # measured 7 of 9 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH57_FLOORS = {
+    "answer": (34 / 35, 0),  # measured 35 of 35 (held out 35)
+    "unanswerable": (12 / 14, 1),  # measured 13 of 14, 1 wrong (held out 13, 1 wrong)
+    "out_of_scope": (7 / 8, 0),  # measured 7 of 8 (held out 7)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (9 / 9, 0),  # measured 9 of 9 (held out 9)
+}
+FRESH58_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 31)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH59_FLOORS = {
+    "answer": (29 / 34, 0),  # measured 30 of 34 (held out 30)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 9, 0),  # measured 9 of 9 (held out 9)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+FRESH60_FLOORS = {
+    "answer": (34 / 37, 0),  # measured 35 of 37 (held out 35)
+    "unanswerable": (11 / 13, 1),  # measured 12 of 13, 1 wrong (held out 12, 1 wrong)
+    "out_of_scope": (7 / 7, 0),  # measured 7 of 7 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -493,6 +632,23 @@ SETS = {
     FRESH41: FRESH41_FLOORS,
     FRESH42: FRESH42_FLOORS,
     FRESH43: FRESH43_FLOORS,
+    FRESH44: FRESH44_FLOORS,
+    FRESH45: FRESH45_FLOORS,
+    FRESH46: FRESH46_FLOORS,
+    FRESH47: FRESH47_FLOORS,
+    FRESH48: FRESH48_FLOORS,
+    FRESH49: FRESH49_FLOORS,
+    FRESH50: FRESH50_FLOORS,
+    FRESH51: FRESH51_FLOORS,
+    FRESH52: FRESH52_FLOORS,
+    FRESH53: FRESH53_FLOORS,
+    FRESH54: FRESH54_FLOORS,
+    FRESH55: FRESH55_FLOORS,
+    FRESH56: FRESH56_FLOORS,
+    FRESH57: FRESH57_FLOORS,
+    FRESH58: FRESH58_FLOORS,
+    FRESH59: FRESH59_FLOORS,
+    FRESH60: FRESH60_FLOORS,
 }
 
 
@@ -523,42 +679,7 @@ def test_the_sets_share_no_message() -> None:
 @pytest.mark.parametrize(
     ("path", "floors"),
     list(SETS.items()),
-    ids=[
-        "paraphrases",
-        "probe",
-        "holdout",
-        "requests",
-        "offtopic",
-        "fresh",
-        "fresh4",
-        "requests2",
-        "fresh5",
-        "requests6",
-        "fresh6",
-        "fresh7",
-        "fresh11",
-        "fresh12",
-        "fresh16",
-        "fresh17",
-        "fresh22",
-        "fresh23",
-        "fresh26",
-        "fresh27",
-        "fresh28",
-        "fresh31",
-        "fresh32",
-        "fresh33",
-        "fresh34",
-        "fresh35",
-        "fresh36",
-        "fresh37",
-        "fresh38",
-        "fresh39",
-        "fresh40",
-        "fresh41",
-        "fresh42",
-        "fresh43",
-    ],
+    ids=[path.stem.removeprefix("acme_") for path in SETS],
 )
 async def test_the_set_holds_its_floors(
     app: App, path: Path, floors: dict[str, tuple[float, int]]
