@@ -282,8 +282,8 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     # question ("Can you arrange walkthrough of Monitor and Status pages for our management?"
     # reads as a product question at 0.93), not one of a hand-off ("could someone from Acme
     # give me a call" asks for a person).
-    confident_question = pack.intent(confident or "")
-    shown = s.shown and confident_question is not None and confident_question.move == "answer"
+    confident_intent = pack.intent(confident or "")
+    shown = s.shown and confident_intent is not None and confident_intent.move == "answer"
     if confident is not None and not s.intent and not shown:
         return False  # a confident other intent: never a flow on a shared word
     intent = pack.intent(flow.trigger.intent or "")

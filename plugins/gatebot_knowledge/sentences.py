@@ -40,7 +40,9 @@ _SIGN_OFF = re.compile(
     r"|thank\s+you(?:\s+in\s+advance)?|thx|ty|cheers|(?:best|kind|warm)?\s*regards|best(?:\s+wishes)?"
     r"|br|all\s+the\s+best|merci(?:\s+d'avance)?|cordialement|gracias|saludos|un\s+saludo|danke"
     r"|viele\s+gr(?:ü|ue)(?:ß|ss)e|lg|mfg|grazie|saluti|obrigad[oa]|abra[çc]os|atenciosamente"
-    r"|[-\u2013\u2014~])[,.!:]?\s+(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*))?\s*[.!]?\s*$",
+    r")[,.!:]?\s+(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*))?\s*[.!]?\s*$"
+    # A dash and one name alone ("— Omar"): two could be what is asked ("- Microsoft Teams").
+    r"|(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s*[-\u2013\u2014~]\s*(?-i:[A-Z][\w'.-]*)\s*$",
     re.IGNORECASE,
 )
 
