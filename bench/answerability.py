@@ -44,6 +44,9 @@ QUESTIONS = [
     "We hired two contractors last week. Do viewers count as paid seats?",
     # A name only in the context: the questions are read again without it (the thirteenth round).
     "Our on-call lives in Slack and the review is on Monday. Can Acme Monitor alert a channel?",
+    # Two alternatives and a sign-off: the first alternative is read alone as well, and the
+    # message is embedded without its sign-off (the fourteenth round).
+    "Is there a free plan, or do we have to pay from day one? Thanks, Sam",
 ]
 
 

@@ -49,8 +49,10 @@ _SIGN_OFF = re.compile(
 
 def without_sign_off(text: str) -> str:
     """``text`` without its sign-off (:data:`_SIGN_OFF`), after the last sentence."""
-    kept = _SIGN_OFF.sub("", text).rstrip()
-    return kept if kept else text
+    kept = _SIGN_OFF.sub("", text)
+    if kept == text:
+        return text  # as given, its spacing too: a vector made of it is reused
+    return kept.rstrip() or text
 
 
 #: Where a question's alternatives part: "Is there a free tier, or do we pay from day one?"
