@@ -125,7 +125,6 @@ async def test_what_a_passage_does_not_say(client: TestClient) -> None:
         "can a viewer retry a failed job or do they need member role for that",
         "Can we make it check more often than once a minute? On sale days seconds count.",
         "How long are build artifacts (not logs) retained after a pipeline finishes?",
-        "Is there a phone app I can download to see whether our site is up?",
     ):
         await _unasserted(client, text)
     body = await _say(client, "how long do you keep build logs")
@@ -186,3 +185,32 @@ async def test_a_person_on_the_phone_and_a_walkthrough_call(client: TestClient) 
     assert not asks_for_person("is there an engineer I can ask about SSO")
     turn = await _say(client, "would love a quick walkthrough call of monitor + status pages")
     assert turn["turn"]["flow"]["name"] == "demo"
+
+
+async def test_what_a_review_of_the_round_found_stays_as_before(client: TestClient) -> None:
+    # Words of the round's patterns in ordinary questions: no hand-off, no demo, no decline.
+    for text in (
+        "Ponme con el plan Pro, por favor",
+        "Can you get me someone's invoice from last month? She left the company.",
+        "Is there a monitoring agent I can call from my CI?",
+    ):
+        assert not asks_for_person(text), text
+    for text in (
+        "Can we set up session timeout for SSO logins?",
+        "Do you have a walkthrough of the API in the docs?",
+    ):
+        assert not asks_to_be_shown(text), text
+    for text in (
+        "We're a theatre company, do you offer nonprofit pricing?",
+        "We run a chain of gyms, how much would 40 seats cost?",
+        "Can we set up session timeout for SSO logins?",
+    ):
+        turn = (await _say(client, text))["turn"]
+        assert turn["move"]["name"] not in ("decline", "handoff") and turn["flow"] is None, text
+    assert unseen_names(
+        {"store": 1, "data": 1}, "Can we store our data in accordance with GDPR?"
+    ) == ["GDPR"]
+    assert not beyond_stated("Do you check more often than every 5 minutes?", CHECKS)
+    retry = "A failed job can be retried from the pipeline page."
+    assert other_doer("Can my team retry a failed job?", retry, {"team"}) == []
+    assert kept_thing("How long are they kept?") == []

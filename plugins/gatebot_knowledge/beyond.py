@@ -62,7 +62,24 @@ _MORE_OFTEN = re.compile(
     rf"(?:once\s+(?:a|an|per|every)\s+|every\s+|each\s+)?(?:a\s+|an\s+|{NUMBER}[\s-]*)?{UNITS}\b",
     re.IGNORECASE,
 )
-_PERIOD_HELD = re.compile(rf"\bevery\s+(?:{NUMBER}\s+)?{UNITS}\b", re.IGNORECASE)
+_PERIOD_HELD = re.compile(rf"\bevery\s+(?:({NUMBER})\s+)?({UNITS})\b", re.IGNORECASE)
+
+
+def _more_often_than_stated(found: re.Match[str], text: str) -> bool:
+    """Whether the period asked more often than (``found``: "more often than once a minute") is
+    the one ``text`` states or shorter: past what the passage says. More often than a longer one
+    ("more often than every 5 minutes" against "every minute") the passage answers."""
+    asked = _PERIOD_ASKED.search(found.group(0))
+    for held in _PERIOD_HELD.finditer(text):
+        stated = in_days(held.group(1) or "1", held.group(2))
+        wanted = in_days(asked.group(1) or "1", asked.group(2)) if asked else stated
+        if stated is not None and wanted is not None and wanted <= stated:
+            return True
+    return False
+
+
+#: The period in a more-often phrase: its number (none: one) and unit.
+_PERIOD_ASKED = re.compile(rf"(?:\b({NUMBER})[\s-]*)?\b({UNITS})\b\s*$", re.IGNORECASE)
 
 
 #: Another time than the one stated, asked to be set: "can I set checks to run every 10 seconds
@@ -322,7 +339,7 @@ def beyond_stated(question: str, text: str) -> bool:
         return True
     if other_than_stated(question, text) or past_length(question, text):
         return True
-    if _MORE_OFTEN.search(question) and _PERIOD_HELD.search(text):
+    if any(_more_often_than_stated(found, text) for found in _MORE_OFTEN.finditer(question)):
         return True
     for found in _BEYOND_BARE.finditer(question):
         # The same number as a length the passage states ("kept for 30 days").

@@ -119,9 +119,10 @@ _NAMED_IN = re.compile(
     r"([A-Za-z][\w.\-]*)"
     r"|\b(?:data\s*cent(?:er|re)s?|servers?|regions?)\s+in\s+(?:the\s+)?([A-Za-z][\w.\-]*)"
     # "can we store our data in India region?", "keep everything in the Sydney data centre"
+    # (a place by its capital: "in accordance with", "in the default region" name nothing)
     r"|\b(?:store|host|keep|move)\s+(?:(?:our|my|all|the|your)\s+)*(?:data|stuff|everything"
-    r"|information|workspace|account|it)\s+in\s+(?:the\s+)?([A-Za-z][\w.\-]*)"
-    r"|\bin\s+(?:the\s+)?([A-Za-z][\w.\-]*)\s+(?:region|data\s*cent(?:er|re))\b",
+    r"|information|workspace|account|it)\s+in\s+(?:the\s+)?((?-i:[A-Z])[\w.\-]*)"
+    r"|\bin\s+(?:the\s+)?((?-i:[A-Z])[\w.\-]*)\s+(?:region|data\s*cent(?:er|re))\b",
     re.IGNORECASE,
 )
 #: What has support or is used for something: "any bitbucket support for pipelines?", "can i use

@@ -172,7 +172,10 @@ _DOER_SAID = re.compile(
 #: Saying it may be done, by no one named: "A failed job can be retried from the pipeline page".
 _DONE_BY_ANYONE = re.compile(r"\bcan\s+be\s+([a-z]+)", re.IGNORECASE)
 #: Who asks: the customer, or anyone at all; not a role.
-_NO_DOER = stems("i we you they it he she someone anyone anybody everyone everybody people one")
+_NO_DOER = stems(
+    "i we you they it he she someone anyone anybody everyone everybody people one team teams"
+    " colleague colleagues engineer engineers developer developers dev devs staff user users"
+)
 
 
 def other_doer(question: str, text: str, said: frozenset[str] | set[str]) -> list[str]:
@@ -225,7 +228,12 @@ def kept_thing(question: str) -> list[str]:
     if not found:
         return []
     said = next(g for g in found.groups() if g)
-    return [w for w in tokenize(said) if w not in _NO_THING]
+    kept = [w for w in tokenize(said) if w not in _NO_THING]
+    # "how long are they kept", "how long are things stored": what they are is said elsewhere.
+    return [] if not kept or kept[-1] in _VAGUE else kept
+
+
+_VAGUE = stems("they them it those these thing things everything stuff history one ones")
 
 
 def changed_thing(question: str) -> list[str]:
@@ -412,7 +420,7 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         if (
             thing
             and not _MORE_QUESTIONS.search(query)
-            and thing[-1] not in set(tokenize(passage.lexical))
+            and not set(thing) & set(tokenize(passage.lexical))
         ):
             # The pack names the thing, the best passage does not: "is there a trial for Acme
             # Status too" drawn to the pricing entry by "Acme".
