@@ -63,6 +63,8 @@ _MORE_OFTEN = re.compile(
     re.IGNORECASE,
 )
 _PERIOD_HELD = re.compile(rf"\bevery\s+(?:({NUMBER})\s+)?({UNITS})\b", re.IGNORECASE)
+#: The period in a more-often phrase: its number (none: one) and unit.
+_PERIOD_ASKED = re.compile(rf"(?:\b({NUMBER})[\s-]*)?\b({UNITS})\b\s*$", re.IGNORECASE)
 
 
 def _more_often_than_stated(found: re.Match[str], text: str) -> bool:
@@ -76,10 +78,6 @@ def _more_often_than_stated(found: re.Match[str], text: str) -> bool:
         if stated is not None and wanted is not None and wanted <= stated:
             return True
     return False
-
-
-#: The period in a more-often phrase: its number (none: one) and unit.
-_PERIOD_ASKED = re.compile(rf"(?:\b({NUMBER})[\s-]*)?\b({UNITS})\b\s*$", re.IGNORECASE)
 
 
 #: Another time than the one stated, asked to be set: "can I set checks to run every 10 seconds

@@ -489,9 +489,14 @@ class KnowledgeRetriever(Retriever):
         """The names in ``text`` the pack never says (see :func:`.packfit.unseen_names`;
         ``capitals`` False for a language that capitalises every noun)."""
         index = self._current()
+        return unseen_names(
+            index.lexical.vocab, text, self._declared(index), capitals, index.written
+        )
+
+    def _declared(self, index: KnowledgeIndex) -> frozenset[str]:
+        """The stems of the pack's declared keywords, where its fit is of ``index``."""
         held = self._fit
-        declared = held[1].declared if held is not None and held[0] is index else frozenset()
-        return unseen_names(index.lexical.vocab, text, declared, capitals, index.written)
+        return held[1].declared if held is not None and held[0] is index else frozenset()
 
     def _for_every_product(self, query: str, k: int, evidence: Evidence) -> Evidence:
         """A question about one product that a passage answers for every product: "can I try
@@ -659,8 +664,7 @@ class KnowledgeRetriever(Retriever):
         found = held[1].match(query, language)
         names = self._names(places_as_written(query), capitals=language not in NOUN_CAPITALS)
         vocab = index.lexical.vocab
-        fit = self._fit[1] if self._fit is not None and self._fit[0] is index else None
-        said = index.written | (fit.declared if fit is not None else frozenset())
+        said = index.written | self._declared(index)
         if found.row is not None and [n for n in names if not cognate(n, vocab, said)]:
             # As in the pack's language: a question naming what the pack never says ("...avec
             # Bitbucket ?") is no entry's, however close its wording is to one.

@@ -35,14 +35,17 @@ def question_sentences(text: str, min_words: int = MIN_WORDS) -> list[str]:
 
 #: A message's sign-off: a closing word and the sender's name ("Thanks, Chris", "Regards, Katrin",
 #: "Cheers, Anna-Lena", "Merci, Sophie", "— Omar"). Its name is no thing the question asks about.
+#: After a sentence's end, or a closing quote or bracket after one.
+_AFTER_A_SENTENCE = r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))"
+_NAME = r"(?-i:[A-Z][\w'.-]*)"
 _SIGN_OFF = re.compile(
-    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|^)\s*(?:(?:many\s+|thanks?\s+)?thanks(?:\s+a\s+lot|\s+again)?"
+    rf"(?:{_AFTER_A_SENTENCE}|^)\s*(?:(?:many\s+|thanks?\s+)?thanks(?:\s+a\s+lot|\s+again)?"
     r"|thank\s+you(?:\s+in\s+advance)?|thx|ty|cheers|(?:best|kind|warm)?\s*regards|best(?:\s+wishes)?"
     r"|br|all\s+the\s+best|merci(?:\s+d'avance)?|cordialement|gracias|saludos|un\s+saludo|danke"
     r"|viele\s+gr(?:ü|ue)(?:ß|ss)e|lg|mfg|grazie|saluti|obrigad[oa]|abra[çc]os|atenciosamente"
-    r")[,.!:]?\s+(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*))?\s*[.!]?\s*$"
+    rf")[,.!:]?\s+{_NAME}(?:\s+{_NAME})?\s*[.!]?\s*$"
     # A dash and one name alone ("— Omar"): two could be what is asked ("- Microsoft Teams").
-    r"|(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s*[-\u2013\u2014~]\s*(?-i:[A-Z][\w'.-]*)\s*$",
+    rf"|{_AFTER_A_SENTENCE}\s*[-\u2013\u2014~]\s*{_NAME}\s*$",
     re.IGNORECASE,
 )
 

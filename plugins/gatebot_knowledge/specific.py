@@ -222,6 +222,10 @@ _KEPT_OF = re.compile(
 )
 
 
+#: What points back rather than names a thing: "how long are they kept".
+_VAGUE = stems("they them it those these thing things everything stuff history one ones")
+
+
 def kept_thing(question: str) -> list[str]:
     """The stems of what a question asks how long is kept, as :func:`asked_thing` reads them."""
     found = _KEPT_OF.search(question)
@@ -231,9 +235,6 @@ def kept_thing(question: str) -> list[str]:
     kept = [w for w in tokenize(said) if w not in _NO_THING]
     # "how long are they kept", "how long are things stored": what they are is said elsewhere.
     return [] if not kept or kept[-1] in _VAGUE else kept
-
-
-_VAGUE = stems("they them it those these thing things everything stuff history one ones")
 
 
 def changed_thing(question: str) -> list[str]:
