@@ -59,22 +59,20 @@ _BEYOND_DEFAULT = re.compile(
 #: every minute". Past a passage's period ("every minute") as a longer time is past its length.
 _MORE_OFTEN = re.compile(
     rf"\b(?:more\s+often|more\s+frequently|more\s+frequent|faster|quicker)\s+than\s+"
-    rf"(?:once\s+(?:a|an|per|every)\s+|every\s+|each\s+)?(?:a\s+|an\s+|{NUMBER}[\s-]*)?{UNITS}\b",
+    # the period's number (none: one) and unit
+    rf"(?:once\s+(?:a|an|per|every)\s+|every\s+|each\s+)?(?:a\s+|an\s+|({NUMBER})[\s-]*)?({UNITS})\b",
     re.IGNORECASE,
 )
 _PERIOD_HELD = re.compile(rf"\bevery\s+(?:({NUMBER})\s+)?({UNITS})\b", re.IGNORECASE)
-#: The period in a more-often phrase: its number (none: one) and unit.
-_PERIOD_ASKED = re.compile(rf"(?:\b({NUMBER})[\s-]*)?\b({UNITS})\b\s*$", re.IGNORECASE)
 
 
 def _more_often_than_stated(found: re.Match[str], text: str) -> bool:
     """Whether the period asked more often than (``found``: "more often than once a minute") is
     the one ``text`` states or shorter: past what the passage says. More often than a longer one
     ("more often than every 5 minutes" against "every minute") the passage answers."""
-    asked = _PERIOD_ASKED.search(found.group(0))
+    wanted = in_days(found.group(1) or "1", found.group(2))
     for held in _PERIOD_HELD.finditer(text):
         stated = in_days(held.group(1) or "1", held.group(2))
-        wanted = in_days(asked.group(1) or "1", asked.group(2)) if asked else stated
         if stated is not None and wanted is not None and wanted <= stated:
             return True
     return False
