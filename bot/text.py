@@ -67,6 +67,8 @@ def asks_to_know(text: str) -> bool:
     norm = text.replace(APOSTROPHE, "'")
     if is_question(text) or _ASKS_TO_KNOW.search(norm) is not None:
         return True
+    if _CONDITION_ASKS.match(norm) is not None and not asks_to_act(norm):
+        return True
     clauses = _CLAUSE.split(norm)
     # A question mark ends a question wherever it stands ("During the trial is some features
     # locked? I want test the full monitoring"); a question unmarked, after its context, needs
@@ -77,6 +79,14 @@ def asks_to_know(text: str) -> bool:
     asks = asks or marked or any(_POSSIBLE_TAG.fullmatch(c.strip()) for c in later)
     return asks and not asks_to_act(norm)
 
+
+#: A condition, then the question it conditions, unmarked: "if i start the trial for the ci
+#: product are some features locked until i pay".
+_CONDITION_ASKS = re.compile(
+    r"\s*(?:if|when|once|after|while)\b[^?.!]*?\b(?:are|is|do|does|will|would|can|could|should)"
+    r"\s+(?:i|we|you|they|it|that|this|there|some|any|all|the|my|our|these|those)\b",
+    re.IGNORECASE,
+)
 
 #: Asking whether what was just said can be: "..., is that possible", "... - is it doable?".
 _POSSIBLE_TAG = re.compile(
@@ -266,6 +276,14 @@ _ASKS_PERSON = re.compile(
     r"|\bcall\s+(?:me|us)\s+back\b|\bcall-?back\b|\bgive\s+(?:me|us)\s+a\s+(?:call|ring)\b"
     # "Get me someone from your support team, prod deploys have been stuck for two hours"
     rf"|\b(?:get|fetch|bring|send)\s+(?:me|us)\s+{_WHO}(?!['\u2019]s)\b"
+    # "can u hand me off to someone on ur support team", "hand this over to an actual human"
+    rf"|\bhand\s+(?:me|us|this|it|things|the\s+case|my\s+case)\s+(?:off|over)\s+to\s+(?:{_WHO}"
+    r"|(?:your|ur|the)\s+(?:\w+\s+)?(?:team|folks|people|staff|humans?|agents?|engineers?)"
+    r"|an?\s+(?:actual|real|live)\s+(?:human|person))"
+    # "can somebody from your team contact me by email"
+    rf"|\b(?:can|could|would|will)\s+{_WHO}\s+(?:(?:from|on|at|in)\s+(?:\w+\s+){{1,3}})?"
+    r"(?:please\s+)?(?:call|contact|phone|ring|email|e-mail|reach\s+out\s+to|get\s+back\s+to)"
+    r"\s+(?:me|us)\b"
     rf"|\bescalate\b(?:\s+\w+){{0,6}}?\s+(?:to\s+)?(?:{_WHO}|management|a human|support)"
     r"|\b(?:connect|transfer|put)\s+me\s+(?:through\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
     r"|support|sales|the)\b"
@@ -361,8 +379,8 @@ _SHOWN = re.compile(
     rf"\b{_SHOWER}\s+(?:from\s+(?:\w+\s+){{1,2}})?(?:(?:can|could|to|would|will)\s+)?"
     r"(?:please\s+)?(?:screen[- ]?share\s+and\s+)?(?:show|walk|take|present|demo|give)s?\s+"
     r"(?:us|me|our|my|them|the|through|around|a)\b"
-    r"|\b(?:schedule|book|set up|setup|arrange|organi[sz]e|hop on|jump on)\s+(?:us\s+(?:in\s+)?"
-    r"(?:for\s+)?)?(?:(?:a|an|some)\s+(?:quick\s+|short\s+|live\s+|guided\s+)?(?:call|meeting"
+    r"|\b(?:schedule|book|set up|setup|arrange|organi[sz]e|hop on|jump on)\s+"
+    r"(?:(?:us|me)\s+(?:in\s+)?(?:for\s+)?)?(?:(?:a|an|some)\s+(?:quick\s+|short\s+|live\s+|guided\s+)?(?:call|meeting"
     r"|session|tour|walkthrough|walk-through|screen[- ]?share|presentation)"
     # without an article only a walkthrough ("arrange walkthrough of Monitor"): "set up session
     # timeout" and "setup call alerts" ask about the product

@@ -81,7 +81,10 @@ _MONEY_ASKED = re.compile(
     r"|\b(?:monthly|annual|yearly)\s+(?:price|cost|fee|rate)s?\b"
     r"|\bprice\s+(?:per|a|for\s+(?:a|one|each))\s+(?:seat|user|member|month|year)\b"
     r"|\bhow\s+much\s+(?:per|a|an|each|for\s+(?:a|one|each))\s+(?:seat|user|member|month|year)\b"
-    r"|\bin\s+(?:dollars|euros|pounds|usd|eur|gbp)\b",
+    r"|\bin\s+(?:dollars|euros|pounds|usd|eur|gbp)\b"
+    # What something costs on top: "do the SMS alerts cost extra", "is that a paid add-on"
+    r"|\b(?:cost|costs|charge|charged|pay|paying)\s+extra\b|\bextra\s+(?:cost|charge|fee)s?\b"
+    r"|\bpaid\s+add-?ons?\b",
     re.IGNORECASE,
 )
 #: A figure of money in a passage: "$20", "€15", "20 USD".

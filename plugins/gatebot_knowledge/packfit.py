@@ -70,7 +70,9 @@ _CODED = re.compile(r"[A-Za-z]+\d[A-Za-z0-9]*")
 #: "integrate with bitbucket", "connect to azure", "export ... to jira".
 _NAMED_AFTER = re.compile(
     # ("integration tests" are a kind of test: "unit and integration tests into separate jobs")
-    r"\b(?:integrat\w*(?!\s+test)|connect\w*|compatible|sync\w*|export\w*|import\w*)\s+"
+    r"\b(?:integrat\w*(?!\s+test)|connect\w*|compatible|sync\w*|export\w*|import\w*"
+    # "does pipelines hook into bitbucket repos" (not "hook into both at the same time")
+    r"|hook\w*(?:\s+up)?(?!\s+(?:in)?to\s+(?:both|either|each|all|them|it)\b))\s+"
     r"(?:\w+\s+){0,3}?(?:with|to|into|from|via)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?"
     r"([A-Za-z0-9][\w.\-]*)",
     re.IGNORECASE,
@@ -93,6 +95,9 @@ _NAMED_WORKS = re.compile(
     # The platform something runs on: "do self-hosted runners work on Windows and ARM machines?"
     r"|\b(?:work|works|run|runs)\s+on\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
     r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)"
+    # What a feature is asked to cover, a name written so: "does the docker build support cover
+    # ARM images?" ("handle those container builds" names nothing)
+    r"|\b(?:cover|covers|handle|handles)\s+(?:our\s+|my\s+|the\s+)?((?-i:[A-Z])[\w.\-]*)"
     # "is sso with OIDC supported or only saml", "are ARM runners supported"
     # (of a name of two words, its first: "Is OpenID Connect supported")
     r"|\b(?:([A-Za-z0-9][\w.\-]*)|((?-i:[A-Z])[\w.\-]*)\s+(?-i:[A-Z])[\w.\-]*)\s+(?:is\s+|are\s+)?"
