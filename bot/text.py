@@ -262,17 +262,19 @@ def tells_done(text: str) -> bool:
 _WHO = (
     r"(?:someone|somebody|some1|a (?:real |live |actual )?(?:person|human)|an? (?:agent|rep"
     r"|representative|manager|supervisor|advisor|adviser|engineer|staff member)|a member of staff"
-    r"|(?:one of )?your (?:sales|support|account|success) (?:team|people|folks|rep|manager)"
+    r"|(?:one of )?(?:your|ur) (?:sales|support|account|success) (?:team|people|folks|rep|manager)"
     r"|your (?:manager|supervisor|boss)|(?:a|your) (?:team ?lead|senior))"
 )
 #: Asking in words for a person to take over, call or contact: "have someone call me back",
 #: "get someone from your sales team to contact me", "I'd like to speak with someone from your
 #: sales team", "escalate this to a manager", "connect me with support".
 _ASKS_PERSON = re.compile(
-    rf"\b(?:speak|talk|chat)\s+(?:to|with)\s+{_WHO}"
+    rf"\b(?:speak|talk|chat|explain\s+(?:this|it|things))\s+(?:directly\s+)?(?:to|with)\s+{_WHO}"
     rf"|\b(?:have|get|need|want|like|let)\s+{_WHO}\s+(?:(?:from|on|at|in)\s+(?:\w+\s+){{1,3}})?"
     r"(?:to\s+)?(?:call|contact|phone|ring|email|e-mail|reach out|get back|get in touch"
-    r"|follow up)\b"
+    r"|follow up|look at|take over|take a look|check on|deal with|sort)\b"
+    # "REAL human please not a script"
+    r"|\b(?:real|actual)\s+human\b"
     r"|\bcall\s+(?:me|us)\s+back\b|\bcall-?back\b|\bgive\s+(?:me|us)\s+a\s+(?:call|ring)\b"
     # "Get me someone from your support team, prod deploys have been stuck for two hours"
     rf"|\b(?:get|fetch|bring|send)\s+(?:me|us)\s+{_WHO}(?!['\u2019]s)\b"
@@ -389,6 +391,9 @@ _SHOWN = re.compile(
     # "Could we get a walkthrough of Monitor", "I would like a walkthrough of the status pages"
     r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:quick\s+|short\s+)?"
     r"(?:walkthrough|walk-through|tour)\s+(?:(?:call|session|meeting)\s+)?(?:of|for)\b"
+    # "show me how it works on zoom or smth asap", "show me the whole thing on a call"
+    r"|\bshow\s+(?:me|us)\s+(?:\w+\s+){0,5}?(?:on|over|via)\s+(?:a\s+)?(?:zoom|call|video"
+    r"|teams\s+call|google\s+meet|meet|screen[- ]?share|webex)\b"
     # "do a Zoom session showing Pipelines", "a call to walk us through it"
     r"|\ban?\s+(?:\w+\s+)?(?:call|meeting|session)\s+"
     r"(?:showing|demoing|presenting|to\s+(?:show|demo|present|walk))\b",

@@ -84,7 +84,8 @@ _MONEY_ASKED = re.compile(
     r"|\bin\s+(?:dollars|euros|pounds|usd|eur|gbp)\b"
     # What something costs on top: "do the SMS alerts cost extra", "is that a paid add-on"
     r"|\b(?:cost|costs|charge|charged|pay|paying)\s+extra\b|\bextra\s+(?:cost|charge|fee)s?\b"
-    r"|\bpaid\s+add-?ons?\b",
+    r"|\bpaid\s+add-?ons?\b"
+    r"|\bhow\s+much\s+(?:exactly|precisely)\b",
     re.IGNORECASE,
 )
 #: A figure of money in a passage: "$20", "€15", "20 USD".
