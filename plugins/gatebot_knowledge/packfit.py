@@ -291,6 +291,13 @@ _SIGNED_IN = re.compile(
     r"|\b([A-Za-z0-9][\w.\-]*)\s+(?:SSO|single\s+sign-on)\b",
     re.IGNORECASE,
 )
+#: ...or signs on against, or whose login goes through ("We need SAML SSO against Okta", "Our
+#: company login goes through Okta"): read apart, as "SAML SSO" is read by the pattern above.
+_SIGNED_ON_WITH = re.compile(
+    r"\b(?:SSO|single\s+sign-on|login|log-in)\s+(?:goes\s+|runs\s+|is\s+)?(?:against|with|via"
+    r"|through|thru|using)\s+(?:our\s+|an\s+|the\s+)?([A-Za-z0-9][\w.\-]*)",
+    re.IGNORECASE,
+)
 
 
 def _sign_in_providers(query: str, known: dict[str, int]) -> set[str]:
@@ -301,7 +308,7 @@ def _sign_in_providers(query: str, known: dict[str, int]) -> set[str]:
     if not all(w in known for w in tokenize("identity provider")):
         return set()
     found = set()
-    for match in _SIGNED_IN.finditer(query):
+    for match in chain(_SIGNED_IN.finditer(query), _SIGNED_ON_WITH.finditer(query)):
         said = next(g for g in match.groups() if g)
         found |= {w.lower().strip(".-") for w in said.split()}
     return found

@@ -25,6 +25,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -109,6 +110,10 @@ AGAINST = (
     "beyond_stated",
     "other_doer",
 )
+
+
+#: A question whose last word points back: "Which tier unlocks that?", "do you support it?".
+_ENDS_POINTING = re.compile(r"\b(?:that|this|it|them|those|these)\s*[?.!]*\s*$", re.IGNORECASE)
 
 
 class UnknownKeyError(GatebotError, LookupError):
@@ -443,7 +448,10 @@ class KnowledgeRetriever(Retriever):
             # draw the whole to another passage ("We want to evaluate escalation policies
             # before we commit. Is the trial a cut-down version?" to the alerts section).
             part = self._evidence(sentence, k, None)
-            among = [f.key for f in evidence.facts[: 1 if len(asked) > 1 else k]]
+            # A question that ends pointing back to its context ("We need SAML SSO against Okta.
+            # Which tier unlocks that?") is not read alone as much: alone, "that" is anything.
+            narrow = len(asked) > 1 or _ENDS_POINTING.search(sentence) is not None
+            among = [f.key for f in evidence.facts[: 1 if narrow else k]]
             same = bool(part.facts) and part.facts[0].key in among
             if same and part.p_answerable > evidence.p_answerable:
                 part.version += "+sentence"

@@ -43,6 +43,8 @@ SHORTHAND: dict[str, str] = {
     "gh": "github",
     "auth": "authentication",
     "creds": "credentials",
+    "idp": "identity provider",
+    "idps": "identity providers",
     "infra": "infrastructure",
     "deps": "dependencies",
     "admins": "administrators",
