@@ -582,6 +582,10 @@ class KnowledgeRetriever(Retriever):
             # ...nor when the question names what the pack never says ("send alerts into
             # Opsgenie" matches the Slack entry: see .packfit), or asks what the entry lacks.
             named = any(evidence.features.get(k) for k in AGAINST)
+            # ("How many times can I ask for a reset link before I get locked out?" matched the
+            # password entry, which says how long a link lasts, not how many may be asked for.)
+            f = evidence.features
+            named = named or bool(f.get("asks_value") and not f.get("holds_value"))
             # ...and only a match pre-flight would route on (its ``faq`` threshold): "can we pay
             # invoices by bank transfer" matched the invoice entry at 0.72, and was answered.
             routes = found.confidence >= self._faq_threshold()
