@@ -83,7 +83,7 @@ def asks_to_know(text: str) -> bool:
 #: A condition, then the question it conditions, unmarked: "if i start the trial for the ci
 #: product are some features locked until i pay".
 _CONDITION_ASKS = re.compile(
-    r"\s*(?:if|when|once|after|while)\b[^?.!]*?\b(?:are|is|do|does|will|would|can|could|should)"
+    r"\s*(?:if|when)\b[^?.!]*?\b(?:are|is|do|does|will|would|can|could|should)"
     r"\s+(?:i|we|you|they|it|that|this|there|some|any|all|the|my|our|these|those)\b",
     re.IGNORECASE,
 )
@@ -269,23 +269,32 @@ _WHO = (
 #: "get someone from your sales team to contact me", "I'd like to speak with someone from your
 #: sales team", "escalate this to a manager", "connect me with support".
 _ASKS_PERSON = re.compile(
-    rf"\b(?:speak|talk|chat|explain\s+(?:this|it|things))\s+(?:directly\s+)?(?:to|with)\s+{_WHO}"
+    rf"\b(?:speak|talk|chat)\s+(?:to|with)\s+{_WHO}"
     rf"|\b(?:have|get|need|want|like|let)\s+{_WHO}\s+(?:(?:from|on|at|in)\s+(?:\w+\s+){{1,3}})?"
     r"(?:to\s+)?(?:call|contact|phone|ring|email|e-mail|reach out|get back|get in touch"
-    r"|follow up|look at|take over|take a look|check on|deal with|sort)\b"
-    # "REAL human please not a script"
-    r"|\b(?:real|actual)\s+human\b"
+    r"|follow up)\b"
+    # "get a human to look at this" (not "someone on call to look at alerts")
+    rf"|\b(?:have|get|need|want|like|let)\s+{_WHO}\s+(?:to\s+)?(?:look\s+at|take\s+over|deal\s+with"
+    r"|sort\s+out|check\s+on)\s+(?:this|it|that)\b"
+    # "id rather explain this to one of ur support folks" (not "to someone in finance")
+    r"|\bexplain\s+(?:this|it|things)\s+(?:directly\s+)?(?:to|with)\s+(?:(?:one\s+of\s+)?(?:your|ur)"
+    r"\s+(?:sales|support|account|success)\s+(?:team|people|folks|rep|manager)"
+    r"|a\s+(?:real\s+|live\s+|actual\s+)?(?:person|human))"
+    # "REAL human please not a script" (not "real human-readable logs")
+    r"|\b(?:real|actual)\s+human\s+(?:please|pls|plz|now|asap)\b"
     r"|\bcall\s+(?:me|us)\s+back\b|\bcall-?back\b|\bgive\s+(?:me|us)\s+a\s+(?:call|ring)\b"
     # "Get me someone from your support team, prod deploys have been stuck for two hours"
     rf"|\b(?:get|fetch|bring|send)\s+(?:me|us)\s+{_WHO}(?!['\u2019]s)\b"
     # "can u hand me off to someone on ur support team", "hand this over to an actual human"
+    # (not "hand it over to the ops team as owners")
     rf"|\bhand\s+(?:me|us|this|it|things|the\s+case|my\s+case)\s+(?:off|over)\s+to\s+(?:{_WHO}"
-    r"|(?:your|ur|the)\s+(?:\w+\s+)?(?:team|folks|people|staff|humans?|agents?|engineers?)"
+    r"|(?:your|ur)\s+(?:\w+\s+)?(?:team|folks|people|staff|humans?|agents?|engineers?)"
     r"|an?\s+(?:actual|real|live)\s+(?:human|person))"
-    # "can somebody from your team contact me by email"
-    rf"|\b(?:can|could|would|will)\s+{_WHO}\s+(?:(?:from|on|at|in)\s+(?:\w+\s+){{1,3}})?"
-    r"(?:please\s+)?(?:call|contact|phone|ring|email|e-mail|reach\s+out\s+to|get\s+back\s+to)"
-    r"\s+(?:me|us)\b"
+    # "can somebody from your team contact me by email" (not "will someone call me if our site
+    # goes down": from the team, in so many words)
+    rf"|\b(?:can|could|would|will)\s+{_WHO}\s+(?:from|on|at|in)\s+(?:your|ur|the|acme)\s+"
+    r"(?:\w+\s+){0,2}?(?:please\s+)?(?:call|contact|phone|ring|email|e-mail|reach\s+out\s+to"
+    r"|get\s+back\s+to)\s+(?:me|us)\b"
     rf"|\bescalate\b(?:\s+\w+){{0,6}}?\s+(?:to\s+)?(?:{_WHO}|management|a human|support)"
     r"|\b(?:connect|transfer|put)\s+me\s+(?:through\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
     r"|support|sales|the)\b"
@@ -392,8 +401,11 @@ _SHOWN = re.compile(
     r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:quick\s+|short\s+)?"
     r"(?:walkthrough|walk-through|tour)\s+(?:(?:call|session|meeting)\s+)?(?:of|for)\b"
     # "show me how it works on zoom or smth asap", "show me the whole thing on a call"
-    r"|\bshow\s+(?:me|us)\s+(?:\w+\s+){0,5}?(?:on|over|via)\s+(?:a\s+)?(?:zoom|call|video"
-    r"|teams\s+call|google\s+meet|meet|screen[- ]?share|webex)\b"
+    # (not "show me how alerts arrive on a call to my phone": how the product works, on a call)
+    r"|\bshow\s+(?:me|us)\s+(?:how\s+(?:it|everything|the\s+(?:whole\s+)?(?:thing|product|platform"
+    r"|tool))\s+works?|the\s+(?:whole\s+)?(?:thing|product|platform|tool)|around)\s+"
+    r"(?:on|over|via)\s+(?:a\s+)?(?:zoom|call|video(?:\s+call)?|teams\s+call|google\s+meet|meet"
+    r"|screen[- ]?share|webex)\b"
     # "do a Zoom session showing Pipelines", "a call to walk us through it"
     r"|\ban?\s+(?:\w+\s+)?(?:call|meeting|session)\s+"
     r"(?:showing|demoing|presenting|to\s+(?:show|demo|present|walk))\b",

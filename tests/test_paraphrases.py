@@ -67,6 +67,16 @@ FRESH57 = Path(__file__).parent / "data" / "acme_fresh57.jsonl"
 FRESH58 = Path(__file__).parent / "data" / "acme_fresh58.jsonl"
 FRESH59 = Path(__file__).parent / "data" / "acme_fresh59.jsonl"
 FRESH60 = Path(__file__).parent / "data" / "acme_fresh60.jsonl"
+FRESH61 = Path(__file__).parent / "data" / "acme_fresh61.jsonl"
+FRESH62 = Path(__file__).parent / "data" / "acme_fresh62.jsonl"
+FRESH63 = Path(__file__).parent / "data" / "acme_fresh63.jsonl"
+FRESH64 = Path(__file__).parent / "data" / "acme_fresh64.jsonl"
+FRESH65 = Path(__file__).parent / "data" / "acme_fresh65.jsonl"
+FRESH66 = Path(__file__).parent / "data" / "acme_fresh66.jsonl"
+FRESH67 = Path(__file__).parent / "data" / "acme_fresh67.jsonl"
+FRESH68 = Path(__file__).parent / "data" / "acme_fresh68.jsonl"
+FRESH69 = Path(__file__).parent / "data" / "acme_fresh69.jsonl"
+FRESH70 = Path(__file__).parent / "data" / "acme_fresh70.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -596,6 +606,77 @@ FRESH60_FLOORS = {
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
 }
 
+FRESH61_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 31)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 5, 1 wrong)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+FRESH62_FLOORS = {
+    "answer": (32 / 40, 0),  # measured 33 of 40 (held out 32)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 13, 2 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH63_FLOORS = {
+    "answer": (25 / 40, 0),  # measured 26 of 40 (held out 25)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH64_FLOORS = {
+    "answer": (29 / 40, 0),  # measured 30 of 40 (held out 30)
+    "unanswerable": (13 / 14, 0),  # measured 14 of 14 (held out 12, 2 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH65_FLOORS = {
+    "answer": (30 / 40, 0),  # measured 31 of 40 (held out 31)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH66_FLOORS = {
+    "answer": (28 / 40, 0),  # measured 29 of 40 (held out 27)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+FRESH67_FLOORS = {
+    "answer": (30 / 40, 0),  # measured 31 of 40 (held out 31)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH68_FLOORS = {
+    "answer": (24 / 40, 0),  # measured 25 of 40 (held out 25)
+    "unanswerable": (11 / 15, 2),  # measured 12 of 15, 2 wrong (held out 11, 3 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH69_FLOORS = {
+    "answer": (32 / 40, 1),  # measured 33 of 40, 1 wrong (held out 33, 1 wrong)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 3)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+FRESH70_FLOORS = {
+    "answer": (27 / 40, 0),  # measured 28 of 40 (held out 28)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -649,6 +730,16 @@ SETS = {
     FRESH58: FRESH58_FLOORS,
     FRESH59: FRESH59_FLOORS,
     FRESH60: FRESH60_FLOORS,
+    FRESH61: FRESH61_FLOORS,
+    FRESH62: FRESH62_FLOORS,
+    FRESH63: FRESH63_FLOORS,
+    FRESH64: FRESH64_FLOORS,
+    FRESH65: FRESH65_FLOORS,
+    FRESH66: FRESH66_FLOORS,
+    FRESH67: FRESH67_FLOORS,
+    FRESH68: FRESH68_FLOORS,
+    FRESH69: FRESH69_FLOORS,
+    FRESH70: FRESH70_FLOORS,
 }
 
 

@@ -40,7 +40,6 @@ from bot.text import (
     tokens,
     without_phrases,
 )
-from bot.turn import answerable
 from bot.turn.anchor import anchors
 from bot.turn.domain import (
     CrossDomain,
@@ -317,27 +316,12 @@ class ScopeCheck:
         margin = domain.margin(vector)
         if margin is None or margin >= domain.margin_fit.threshold:
             return scope
-        if await self._asks_for_person(text, vector, True) or await self._facts_answer(text):
+        if await self._asks_for_person(text, vector, True):
             return scope
         scope["verdict"], scope["template"] = "out", None
         scope["rule"] = f"domain:outside-margin, despite {scope['rule']}"
         scope["score"], scope["threshold"] = round(margin, 4), domain.margin_fit.threshold
         return scope
-
-    async def _facts_answer(self, text: str) -> bool:
-        """Whether the answerability check acts on the message (the answer path's own check): a
-        question the pack's facts answer is no stranger to the pack, however near generic chat
-        its words sit ("evaluating u vs a competitor rn. can i try it first and do i have to put
-        a credit card in": margin 0.074 against 0.076, the trial entry answers it)."""
-        if self.retriever is None:
-            return False
-        try:
-            threshold = self.pack.gates[answerable.GATE]
-            checked = await answerable.check(self.retriever, text[:500], threshold)
-        except Exception:  # the check failed: the margin decides, as without a retriever
-            log.exception("scope: the answerability check failed")
-            return False
-        return checked is not None and checked.answers
 
     async def _weigh_respelled(self, text: str, scope: Scope) -> Scope:
         """A message kept only by a word respelled into one of the pack's, in a language the

@@ -14,7 +14,6 @@ the other checks: the passage's figure answers it.
 from __future__ import annotations
 
 import re
-from itertools import chain
 
 from gatebot_knowledge.figures import (
     DURATION_HELD,
@@ -34,14 +33,6 @@ _BEYOND = re.compile(
     # "long": the typo channel spells "longer" as the corpus writes it.
     rf"\b(?:longer|long|more|beyond|past|over|above|exceed\w*|extend\w*|increase\w*|raise)\s+"
     rf"(?:than\s+|the\s+|to\s+)?({NUMBER})[\s-]*([a-z]+)",
-    re.IGNORECASE,
-)
-
-#: What happens once a stated figure has run out: "after the 30 day grace is over can support
-#: still pull a deleted workspace from backups".
-_AFTER_IT_ENDS = re.compile(
-    rf"\bafter\s+(?:the\s+|those\s+|that\s+)?({NUMBER})[\s-]*([a-z]+)(?=(?:[\s-]+[a-z]+){{0,2}}\s+"
-    r"(?:is|are|has|have|runs?|ran)\s+(?:over|passed|ended|expired|gone|up|out)\b)",
     re.IGNORECASE,
 )
 
@@ -351,5 +342,4 @@ def beyond_stated(question: str, text: str) -> bool:
         number = re.escape(found.group(1))
         if re.search(rf"\b{number}[\s-]*{UNITS}\b", text, re.IGNORECASE):
             return True
-    asked = chain(_BEYOND.finditer(question), _AFTER_IT_ENDS.finditer(question))
-    return any(_states_figure(found, text) for found in asked)
+    return any(_states_figure(found, text) for found in _BEYOND.finditer(question))

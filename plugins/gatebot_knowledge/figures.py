@@ -81,11 +81,19 @@ _MONEY_ASKED = re.compile(
     r"|\b(?:monthly|annual|yearly)\s+(?:price|cost|fee|rate)s?\b"
     r"|\bprice\s+(?:per|a|for\s+(?:a|one|each))\s+(?:seat|user|member|month|year)\b"
     r"|\bhow\s+much\s+(?:per|a|an|each|for\s+(?:a|one|each))\s+(?:seat|user|member|month|year)\b"
-    r"|\bin\s+(?:dollars|euros|pounds|usd|eur|gbp)\b"
-    # What something costs on top: "do the SMS alerts cost extra", "is that a paid add-on"
-    r"|\b(?:cost|costs|charge|charged|pay|paying)\s+extra\b|\bextra\s+(?:cost|charge|fee)s?\b"
-    r"|\bpaid\s+add-?ons?\b"
-    r"|\bhow\s+much\s+(?:exactly|precisely)\b",
+    r"|\bin\s+(?:dollars|euros|pounds|usd|eur|gbp)\b",
+    re.IGNORECASE,
+)
+#: Whether something costs on top: "do the SMS alerts cost extra", "is that a paid add-on". A
+#: passage that speaks of cost at all answers it ("Viewers do not count as paid seats"); one
+#: that never does ("alerts go to Slack, Teams, email, SMS and phone calls") does not.
+_CHARGE_ASKED = re.compile(
+    r"\b(?:cost|costs|charge|charged|pay|paying)\s+extra\b|\bextra\s+(?:cost|charge|fee)s?\b"
+    r"|\bpaid\s+add-?ons?\b",
+    re.IGNORECASE,
+)
+_CHARGE_HELD = re.compile(
+    r"\b(?:free|paid|pay|price\w*|cost\w*|charge\w*|included|includes|billed|no\s+card)\b",
     re.IGNORECASE,
 )
 #: A figure of money in a passage: "$20", "€15", "20 USD".
@@ -95,7 +103,8 @@ _MONEY_HELD = re.compile(
 
 
 def asked_value(question: str) -> str | None:
-    """``"duration"``, ``"frequency"``, ``"count"``, ``"money"`` or None: the kind of value
+    """``"duration"``, ``"frequency"``, ``"count"``, ``"money"``, ``"charge"`` (whether
+    something costs on top) or None: the kind of value
     ``question`` asks for. A question
     about where or how to find a value asks for a place or a way, not the value ("where can I
     see how long my route is")."""
@@ -109,6 +118,8 @@ def asked_value(question: str) -> str | None:
         return "count"
     if _MONEY_ASKED.search(question):
         return "money"
+    if _CHARGE_ASKED.search(question):
+        return "charge"
     return None
 
 
@@ -144,6 +155,8 @@ def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
         return _FREQUENCY_HELD.search(text) is not None
     if kind == "money":
         return _MONEY_HELD.search(text) is not None
+    if kind == "charge":
+        return _CHARGE_HELD.search(text) is not None
     # A count: any number that is not a length of time ("seven days" says how long, not how
     # many), or a list that can be counted ("owner, admin, member or viewer").
     rest = DURATION_HELD.sub(" ", text)
@@ -156,6 +169,21 @@ def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
         )
         return numbered or (_LIST.search(rest) is not None and bool(named & set(words)))
     return _ANY_NUMBER.search(rest) is not None or _LIST.search(rest) is not None
+
+
+def mentions_value(kind: str, text: str) -> bool:
+    """Whether ``text`` says anything of the kind at all, as an entry's answer may in a way
+    :func:`holds_value` does not count: for a count any number, list or alternative ("the EU or
+    the US" answers how many regions there are); for money any word of what things cost ("a
+    ballpark cost" is what the pricing entry, "a free tier and paid plans", is there for)."""
+    if kind == "money":
+        return _CHARGE_HELD.search(text) is not None
+    if kind != "count":
+        return holds_value(kind, text)
+    rest = DURATION_HELD.sub(" ", text)
+    return _ANY_NUMBER.search(rest) is not None or _LIST.search(rest) is not None or (
+        re.search(r"\bor\b", rest) is not None
+    )
 
 
 #: What a length of time is in days, to read "a week" as the passage's "seven days".

@@ -43,7 +43,7 @@ from bot.store import passages as stored
 from gatebot_knowledge.answerability import DEPTH, Evidence, Umbrella, agreeing_rivals, assess
 from gatebot_knowledge.embedder import Embedder, load_embedder
 from gatebot_knowledge.faqmatch import faq_match
-from gatebot_knowledge.figures import asked_value, holds_value
+from gatebot_knowledge.figures import asked_value, holds_value, mentions_value
 from gatebot_knowledge.index import MODES, KnowledgeIndex, Vectors
 from gatebot_knowledge.lexical import TOKENIZER, Bm25Arrays, Bm25Index, tokenize
 from gatebot_knowledge.multilingual import MIN_WORDS as CROSS_MIN_WORDS
@@ -582,10 +582,12 @@ class KnowledgeRetriever(Retriever):
             # ...nor when the question names what the pack never says ("send alerts into
             # Opsgenie" matches the Slack entry: see .packfit), or asks what the entry lacks.
             named = any(evidence.features.get(k) for k in AGAINST)
-            # ("How many times can I ask for a reset link before I get locked out?" matched the
-            # password entry, which says how long a link lasts, not how many may be asked for.)
-            f = evidence.features
-            named = named or bool(f.get("asks_value") and not f.get("holds_value"))
+            # ...nor when it asks for a value the entry says nothing of: "How many times can I ask
+            # for a reset link before I get locked out?" matched the password entry, which says
+            # how long a link lasts (not "how many regions", answered by "the EU or the US").
+            asked = asked_value(query) if evidence.features.get("asks_value") else None
+            top = evidence.facts[0].text if evidence.facts else ""
+            named = named or (asked is not None and not mentions_value(asked, top))
             # ...and only a match pre-flight would route on (its ``faq`` threshold): "can we pay
             # invoices by bank transfer" matched the invoice entry at 0.72, and was answered.
             routes = found.confidence >= self._faq_threshold()
