@@ -181,8 +181,10 @@ def mentions_value(kind: str, text: str) -> bool:
     if kind != "count":
         return holds_value(kind, text)
     rest = DURATION_HELD.sub(" ", text)
-    return _ANY_NUMBER.search(rest) is not None or _LIST.search(rest) is not None or (
-        re.search(r"\bor\b", rest) is not None
+    return (
+        _ANY_NUMBER.search(rest) is not None
+        or _LIST.search(rest) is not None
+        or (re.search(r"\bor\b", rest) is not None)
     )
 
 
