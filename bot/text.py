@@ -258,11 +258,17 @@ def tells_done(text: str) -> bool:
     return done and not asks_to_act(norm)
 
 
+#: A person, as such: "a real person", "a human".
+_A_PERSON = r"a (?:real |live |actual )?(?:person|human)"
+#: Someone of the company's teams: "one of your support folks", "ur sales team".
+_THEIR_TEAM = (
+    r"(?:one of )?(?:your|ur) (?:sales|support|account|success) (?:team|people|folks|rep|manager)"
+)
 #: Who a customer may ask for: a person, staff, someone from a team.
 _WHO = (
-    r"(?:someone|somebody|some1|a (?:real |live |actual )?(?:person|human)|an? (?:agent|rep"
+    rf"(?:someone|somebody|some1|{_A_PERSON}|an? (?:agent|rep"
     r"|representative|manager|supervisor|advisor|adviser|engineer|staff member)|a member of staff"
-    r"|(?:one of )?(?:your|ur) (?:sales|support|account|success) (?:team|people|folks|rep|manager)"
+    rf"|{_THEIR_TEAM}"
     r"|your (?:manager|supervisor|boss)|(?:a|your) (?:team ?lead|senior))"
 )
 #: Asking in words for a person to take over, call or contact: "have someone call me back",
@@ -274,12 +280,11 @@ _ASKS_PERSON = re.compile(
     r"(?:to\s+)?(?:call|contact|phone|ring|email|e-mail|reach out|get back|get in touch"
     r"|follow up)\b"
     # "get a human to look at this" (not "someone on call to look at alerts")
-    rf"|\b(?:have|get|need|want|like|let)\s+{_WHO}\s+(?:to\s+)?(?:look\s+at|take\s+over|deal\s+with"
-    r"|sort\s+out|check\s+on)\s+(?:this|it|that)\b"
+    rf"|\b(?:have|get|need|want|like|let)\s+{_WHO}\s+(?:to\s+)?"
+    r"(?:look\s+at|take\s+over|deal\s+with|sort\s+out|check\s+on)\s+(?:this|it|that)\b"
     # "id rather explain this to one of ur support folks" (not "to someone in finance")
-    r"|\bexplain\s+(?:this|it|things)\s+(?:directly\s+)?(?:to|with)\s+(?:(?:one\s+of\s+)?(?:your|ur)"
-    r"\s+(?:sales|support|account|success)\s+(?:team|people|folks|rep|manager)"
-    r"|a\s+(?:real\s+|live\s+|actual\s+)?(?:person|human))"
+    r"|\bexplain\s+(?:this|it|things)\s+(?:directly\s+)?(?:to|with)\s+"
+    rf"(?:{_THEIR_TEAM}|{_A_PERSON})"
     # "REAL human please not a script" (not "real human-readable logs")
     r"|\b(?:real|actual)\s+human\s+(?:please|pls|plz|now|asap)\b"
     r"|\bcall\s+(?:me|us)\s+back\b|\bcall-?back\b|\bgive\s+(?:me|us)\s+a\s+(?:call|ring)\b"
@@ -386,16 +391,19 @@ _SHOWER = (
 #: Asking for the product to be shown by a person: "Could someone from Acme walk our team through
 #: Pipelines", "can someone from your side screen share and show us", "schedule a guided tour",
 #: "set up a call so my CTO can see pipelines in action", "book us in for a live tour".
+#: How a call or a walkthrough may be qualified: "a quick call", "a guided walkthrough".
+_KIND_OF_CALL = r"(?:quick\s+|short\s+|live\s+|guided\s+)?"
 _SHOWN = re.compile(
     rf"\b{_SHOWER}\s+(?:from\s+(?:\w+\s+){{1,2}})?(?:(?:can|could|to|would|will)\s+)?"
     r"(?:please\s+)?(?:screen[- ]?share\s+and\s+)?(?:show|walk|take|present|demo|give)s?\s+"
     r"(?:us|me|our|my|them|the|through|around|a)\b"
     r"|\b(?:schedule|book|set up|setup|arrange|organi[sz]e|hop on|jump on)\s+"
-    r"(?:(?:us|me)\s+(?:in\s+)?(?:for\s+)?)?(?:(?:a|an|some)\s+(?:quick\s+|short\s+|live\s+|guided\s+)?(?:call|meeting"
+    r"(?:(?:us|me)\s+(?:in\s+)?(?:for\s+)?)?"
+    rf"(?:(?:a|an|some)\s+{_KIND_OF_CALL}(?:call|meeting"
     r"|session|tour|walkthrough|walk-through|screen[- ]?share|presentation)"
     # without an article only a walkthrough ("arrange walkthrough of Monitor"): "set up session
     # timeout" and "setup call alerts" ask about the product
-    r"|(?:quick\s+|short\s+|live\s+|guided\s+)?(?:walkthrough|walk-through|tour)\s+(?:of|for))\b"
+    rf"|{_KIND_OF_CALL}(?:walkthrough|walk-through|tour)\s+(?:of|for))\b"
     r"|\b(?:guided|live)\s+(?:tour|walkthrough|walk-through|session)\b|\bscreen[- ]?share\b"
     # "Could we get a walkthrough of Monitor", "I would like a walkthrough of the status pages"
     r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:quick\s+|short\s+)?"

@@ -178,14 +178,9 @@ def mentions_value(kind: str, text: str) -> bool:
     ballpark cost" is what the pricing entry, "a free tier and paid plans", is there for)."""
     if kind == "money":
         return _CHARGE_HELD.search(text) is not None
-    if kind != "count":
-        return holds_value(kind, text)
-    rest = DURATION_HELD.sub(" ", text)
-    return (
-        _ANY_NUMBER.search(rest) is not None
-        or _LIST.search(rest) is not None
-        or (re.search(r"\bor\b", rest) is not None)
-    )
+    if holds_value(kind, text):  # a count: any number or list, as no thing counted is named
+        return True
+    return kind == "count" and re.search(r"\bor\b", DURATION_HELD.sub(" ", text)) is not None
 
 
 #: What a length of time is in days, to read "a week" as the passage's "seven days".
