@@ -367,7 +367,9 @@ def asks_for_person(text: str) -> bool:
 _PERSON_CUE = re.compile(
     r"\b(?:person|persons|people|human|humans|someone|somebody|anyone|anybody|agent|agents|rep|reps"
     r"|representative|manager|supervisor|staff|support|sales|engineer|engineers|advisor|adviser"
-    r"|consultant|team member|reach out|get in touch|contact|chat|talk|speak|call|phone|ring"
+    # ("a chat app" is where alerts go: "Half my managers don't use any chat app")
+    r"|consultant|team member|reach out|get in touch|contact|chat(?!\s+apps?\b)|talk|speak|call"
+    r"|phone|ring"
     r"|email me|escalat\w*|alguien|persona|humano|hablar|personne|quelqu'un|parler|conseiller"
     r"|jemand|mensch|sprechen|mitarbeiter|iemand|spreken|medewerker|qualcuno|parlare|alguém"
     r"|falar|pessoa)\b",
@@ -426,6 +428,36 @@ def asks_to_be_shown(text: str) -> bool:
     something to go through alone or about one already given (:func:`asks_how`)."""
     norm = text.replace(APOSTROPHE, "'")
     return _SHOWN.search(norm) is not None and not asks_how(norm)
+
+
+#: A customer telling what their own business does or is: "we build clinical trials software",
+#: "our company runs tax refund tooling", "we're a natural gas utility" (normalised text).
+_OWN_TRADE = re.compile(
+    r"\b(?:we|we're|we are|our (?:company|team|startup|business|firm|agency|group|organisation"
+    r"|organization|department))\s+(?:\w+\s+)?(?:build|builds|develop|develops|make|makes|sell"
+    r"|sells|run|runs|operate|operates|provide|provides|offer|offers|host|hosts|are an?|is an?)\b"
+    r"|\b(?:we're|we are) an?\b"
+    # "our accounting SaaS computes the trial balance"
+    r"|\bour\s+(?:\w+\s+){0,2}(?:saas|software|app|platform|product|products|tool|startup)\b"
+)
+#: What a trade's words name when they are the customer's own product or business: "an
+#: insurance claim app", "our tuition fees platform", "a trial balance tool".
+_TRADE_NOUN = (
+    # (not "application", "system", "service" or "site": "the status of my passport renewal
+    # application" is a passport's)
+    r"(?:\s+\w+)?\s+(?:software|app|apps|platform|saas|startup|portal|api|product|products"
+    r"|tool|tools|tooling|company|business|provider|utility|supplier|chain)\b"
+)
+
+
+def names_own_trade(norm: str, phrase: str) -> bool:
+    """Whether ``phrase`` (a trade's words, matched in the normalised text ``norm``) names the
+    customer's own business rather than what the message asks about: the customer says what
+    they build, run or are, or the phrase names a product or a company ("Our insurance claim
+    app is built with GitLab, do you integrate?", a review of the sixteenth round)."""
+    if _OWN_TRADE.search(norm):
+        return True
+    return re.search(r"\b" + re.escape(phrase) + _TRADE_NOUN, norm) is not None
 
 
 def normalise(text: str) -> str:

@@ -77,6 +77,16 @@ FRESH67 = Path(__file__).parent / "data" / "acme_fresh67.jsonl"
 FRESH68 = Path(__file__).parent / "data" / "acme_fresh68.jsonl"
 FRESH69 = Path(__file__).parent / "data" / "acme_fresh69.jsonl"
 FRESH70 = Path(__file__).parent / "data" / "acme_fresh70.jsonl"
+FRESH71 = Path(__file__).parent / "data" / "acme_fresh71.jsonl"
+FRESH72 = Path(__file__).parent / "data" / "acme_fresh72.jsonl"
+FRESH73 = Path(__file__).parent / "data" / "acme_fresh73.jsonl"
+FRESH74 = Path(__file__).parent / "data" / "acme_fresh74.jsonl"
+FRESH75 = Path(__file__).parent / "data" / "acme_fresh75.jsonl"
+FRESH76 = Path(__file__).parent / "data" / "acme_fresh76.jsonl"
+FRESH77 = Path(__file__).parent / "data" / "acme_fresh77.jsonl"
+FRESH78 = Path(__file__).parent / "data" / "acme_fresh78.jsonl"
+FRESH79 = Path(__file__).parent / "data" / "acme_fresh79.jsonl"
+FRESH80 = Path(__file__).parent / "data" / "acme_fresh80.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -676,6 +686,76 @@ FRESH70_FLOORS = {
     "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
 }
+FRESH71_FLOORS = {
+    "answer": (16 / 40, 0),  # measured 17 of 40 (held out 17)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (5 / 10, 0),  # measured 5 of 10 (held out 4)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH72_FLOORS = {
+    "answer": (30 / 40, 0),  # measured 31 of 40 (held out 28)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (5 / 10, 0),  # measured 5 of 10 (held out 5)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH73_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 35)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 14, 1 wrong)
+    "out_of_scope": (5 / 10, 0),  # measured 5 of 10 (held out 4)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH74_FLOORS = {
+    "answer": (28 / 40, 0),  # measured 29 of 40 (held out 29)
+    "unanswerable": (11 / 15, 2),  # measured 12 of 15, 2 wrong (held out 12, 2 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH75_FLOORS = {
+    "answer": (36 / 40, 0),  # measured 37 of 40 (held out 36)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 14, 1 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 7)
+    "person": (4 / 5, 0),  # measured 4 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH76_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 35)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 13, 2 wrong)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 4)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH77_FLOORS = {
+    "answer": (27 / 40, 0),  # measured 28 of 40 (held out 27)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH78_FLOORS = {
+    "answer": (31 / 40, 1),  # measured 32 of 40, 1 wrong (held out 32, 1 wrong)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH79_FLOORS = {
+    "answer": (22 / 40, 0),  # measured 23 of 40 (held out 23)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (5 / 10, 1),  # measured 5 of 10, 1 wrong (held out 3, 1 wrong)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+FRESH80_FLOORS = {
+    "answer": (26 / 40, 0),  # measured 27 of 40 (held out 25)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (5 / 10, 0),  # measured 5 of 10 (held out 5)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -740,6 +820,16 @@ SETS = {
     FRESH68: FRESH68_FLOORS,
     FRESH69: FRESH69_FLOORS,
     FRESH70: FRESH70_FLOORS,
+    FRESH71: FRESH71_FLOORS,
+    FRESH72: FRESH72_FLOORS,
+    FRESH73: FRESH73_FLOORS,
+    FRESH74: FRESH74_FLOORS,
+    FRESH75: FRESH75_FLOORS,
+    FRESH76: FRESH76_FLOORS,
+    FRESH77: FRESH77_FLOORS,
+    FRESH78: FRESH78_FLOORS,
+    FRESH79: FRESH79_FLOORS,
+    FRESH80: FRESH80_FLOORS,
 }
 
 

@@ -89,6 +89,7 @@ class Signals:
     leans: bool = False  # the head, unsure, leans to this flow's intent
     asks_how: bool = False  # the message asks how things work ("... mid-month or only at renewal?")
     shown: bool = False  # a demo flow, and the message asks for a person to show the product
+    ordered: bool = False  # a flow's keyword is the verb of a request ("please refund the ...")
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v}
@@ -211,7 +212,28 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         leans=bool(t.intents) and _leans_to(intent_read, t.intents) and asks_to_act(text),
         asks_how=asks_how(text),
         shown=any(step.lead == "demo" for step in flow.steps) and asks_to_be_shown(text),
+        ordered=bool(t.keywords) and ordered_by_keyword(text, t.keywords),
     )
+
+
+#: Before a keyword used as the verb of a request: a sentence's start or a word of asking.
+_ORDER_BEFORE = r"(?:^|[.!?,;]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|just))\s*"
+#: After it: what is to be acted on ("refund the duplicate", "refund me", "refund our last charge").
+_ORDER_AFTER = r"\s+(?:the|my|our|us|me|it|this|that|them|both)\b"
+
+
+def ordered_by_keyword(text: str, keywords: list[str]) -> bool:
+    """Whether one of a flow's ``keywords`` is the verb of a request: "Please refund the
+    duplicate, order number 88217", "refund me for the upgrade". It outweighs an unsure lean to
+    another intent (order_status at 0.51 read the first, for its order number), as a keyword
+    alone does not: "what is your refund policy" names the refund, it orders none."""
+    for keyword in keywords:
+        found = re.search(
+            _ORDER_BEFORE + re.escape(keyword) + _ORDER_AFTER, text.strip(), re.IGNORECASE
+        )
+        if found is not None:
+            return True
+    return False
 
 
 def _across(flow: Flow, near: Nearest | None) -> dict[str, Any] | None:
@@ -292,7 +314,8 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     # another intent ("we are 12 devs on gitlab.com - can pipelines hook into our repos?" sits
     # near "could your sales engineer demo pipelines for our developers").
     near = s.near and not s.elsewhere
-    own_words = (s.worded and not s.elsewhere) or near or bool(s.across) or s.change is not None
+    own_words = s.worded and (not s.elsewhere or s.ordered)
+    own_words = own_words or near or bool(s.across) or s.change is not None
     own_words = own_words or s.shown
     if shared:
         return (own_words or s.leans) and (s.intent or confident is None or shown)

@@ -40,7 +40,11 @@ _FREQUENCY_HELD = re.compile(rf"\b(?:{_PERIOD}|{NUMBER}\s+times\b)", re.IGNORECA
 _COUNT_ASKED = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _LIMIT_ASKED = re.compile(
     r"^\s*(?:what|whats|what's|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits"
-    r"|number\s+of)\b",
+    r"|number\s+of)\b"
+    # the question begun on its figure: "max number of jobs that can run in parallel?"
+    # (not a number of days: "max number of days logs are kept?" asks how long)
+    r"|^\s*(?:the\s+)?(?:maximum|minimum|max|min)\s+(?:number|amount|count|size)\s+of\b"
+    r"(?!\s+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)",
     re.IGNORECASE,
 )
 #: What a count question counts: the first word after "how many" or "number of" that is not an
@@ -89,11 +93,15 @@ _MONEY_ASKED = re.compile(
 #: that never does ("alerts go to Slack, Teams, email, SMS and phone calls") does not.
 _CHARGE_ASKED = re.compile(
     r"\b(?:cost|costs|charge|charged|pay|paying)\s+extra\b|\bextra\s+(?:cost|charge|fee)s?\b"
-    r"|\bpaid\s+add-?ons?\b",
+    r"|\bpaid\s+add-?ons?\b"
+    # "are SMS alerts charged per message", "are self-hosted runners billed any differently"
+    r"|\b(?:charged|billed|priced)\s+(?:any\s+)?(?:per\s+\w+|separately|differently|on\s+top)\b",
     re.IGNORECASE,
 )
 _CHARGE_HELD = re.compile(
-    r"\b(?:free|paid|pay|price\w*|cost\w*|charge\w*|included|includes|billed|no\s+card)\b",
+    # (a plan that has it says what it costs: "Is SSO priced separately or included in
+    # Business?" is answered by "available on the Business plan")
+    r"\b(?:free|paid|pay|price\w*|cost\w*|charge\w*|included|includes|billed|no\s+card|plans?)\b",
     re.IGNORECASE,
 )
 #: A figure of money in a passage: "$20", "€15", "20 USD".

@@ -32,7 +32,12 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-MATCH_AT = 0.62
+#: The cosine that reads 0.5 (with the answer gate 0.6, a match from cosine 0.612). Measured on
+#: the 322 answerable and unanswerable questions of tests/data and the sixteenth round's sets in
+#: another language than the sample pack's: at 0.62 the gate took 228 of 299 answerable ones
+#: with the right entry, at 0.60 244, both with no wrong entry and none of the 23 unanswerable
+#: ones ("Gibt es eine API, um Monitore per Skript anzulegen?" reads 0.605, P 0.54).
+MATCH_AT = 0.60
 MATCH_SCALE = 0.03
 #: How sure the language reading must be (py3langid through ``written_in``: widely written
 #: languages, then the pack's template languages) before a question is read as not the pack's.

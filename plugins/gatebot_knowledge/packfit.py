@@ -94,7 +94,10 @@ _NAMED_WORKS = re.compile(
     r"(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
     # The platform something runs on: "do self-hosted runners work on Windows and ARM machines?"
     r"|\b(?:work|works|run|runs)\s+on\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
+    # ("You support Bitbucket repositories too, or only the github and gitlab?", unmarked)
     r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)"
+    # (a name, capitalised: "u support guys are slow" is Acme's support team)
+    r"|^\s*(?:you|u)\s+support\s+(?:our\s+|my\s+)?((?-i:[A-Z])[\w.\-]*)"
     # What a feature is asked to cover, a name written so: "does the docker build support cover
     # ARM images?" ("handle those container builds" names nothing)
     r"|\b(?:cover|covers|handle|handles)\s+(?:our\s+|my\s+|the\s+)?((?-i:[A-Z])[\w.\-]*)"

@@ -268,6 +268,8 @@ _SAME_ACTION = {
         "edit": "change modify",
         "purchase": "buy",
         "invite": "add",
+        # "What roles can be assigned to a user": owners "choose their role".
+        "assign": "choose",
         "onboard": "add invite",
         "undo": "restore",
         "recover": "restore",
