@@ -435,8 +435,11 @@ def asks_to_be_shown(text: str) -> bool:
 _OWN_TRADE = re.compile(
     r"\b(?:we|we're|we are|our (?:company|team|startup|business|firm|agency|group|organisation"
     r"|organization|department))\s+(?:\w+\s+)?(?:build|builds|develop|develops|make|makes|sell"
-    r"|sells|run|runs|operate|operates|provide|provides|offer|offers|host|hosts|are an?|is an?)\b"
-    r"|\b(?:we're|we are) an?\b"
+    r"|sells|run|runs|operate|operates|provide|provides|offer|offers|host|hosts)\b"
+    # (not "we're a family of four" or "we are a group of 3": a business)
+    r"|\b(?:we're|we are) an?\s+(?:\w+\s+){0,3}?(?:company|business|startup|agency|firm|platform"
+    r"|utility|provider|supplier|chain|saas|vendor|retailer|charity|nonprofit|practice|clinic"
+    r"|school|university|college|council|hospital|studio)\b"
     # "our accounting SaaS computes the trial balance"
     r"|\bour\s+(?:\w+\s+){0,2}(?:saas|software|app|platform|product|products|tool|startup)\b"
 )

@@ -330,9 +330,7 @@ class ScopeCheck:
     async def _weigh_topic_words(self, text: str, scope: Scope) -> Scope:
         """A topic word alone ("help", "buy", "good morning") keeps a message unless it sits
         clearly nearer the generic outside lines than the pack (the fitted margin): "can you
-        help me write a cover letter" is about cover letters, not support. A request for a
-        person, or a message the intent head reads as one of the pack's intents at its gate,
-        stays."""
+        help me write a cover letter" is about cover letters, not support."""
         domain, vector = await self.domain(), await self._embed(text)
         if domain is None or vector is None or domain.margin_fit is None:
             return scope
@@ -342,21 +340,12 @@ class ScopeCheck:
         margin = domain.margin(vector)
         if margin is None or margin >= domain.margin_fit.threshold:
             return scope
-        if await self._asks_for_person(text, vector, True) or await self._reads_an_intent(
-            text, vector
-        ):
+        if await self._asks_for_person(text, vector, True):
             return scope
         scope["verdict"], scope["template"] = "out", None
         scope["rule"] = f"domain:outside-margin, despite {scope['rule']}"
         scope["score"], scope["threshold"] = round(margin, 4), domain.margin_fit.threshold
         return scope
-
-    async def _reads_an_intent(self, text: str, vector: Any) -> bool:
-        """The intent head reads one of the pack's intents at its gate: the topic word is meant
-        in the pack's sense ("Which of your plans would suit a group with three hotels and two
-        restaurants?" reads pricing at 0.95 with a margin of 0.000)."""
-        reading = await self.readers.intent(text, None, vector)
-        return reading.answer != NONE and reading.confidence >= self.pack.gates["intent"]
 
     async def _weigh_respelled(self, text: str, scope: Scope) -> Scope:
         """A message kept only by a word respelled into one of the pack's, in a language the
