@@ -27,7 +27,7 @@ from typing import Any
 
 from bot.flows.trigger import LEANS_AT
 from bot.heads import NONE
-from bot.packs import Pack
+from bot.packs import Pack, ScopeRule
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
 from bot.text import (
@@ -144,7 +144,7 @@ def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) ->
     return {"verdict": "in", "rule": NO_MATCH}
 
 
-def _declines(topic: Any, norm: str) -> bool:
+def _declines(topic: ScopeRule, norm: str) -> bool:
     """Whether an out-of-scope ``topic``'s words are in the message, in their own sense: a
     despite_topics phrase that names the customer's own business ("we build clinical trials
     software", "our tax refund app") is the customer's trade, not what they ask about."""
