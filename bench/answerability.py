@@ -47,6 +47,9 @@ QUESTIONS = [
     # Two alternatives and a sign-off: the first alternative is read alone as well, and the
     # message is embedded without its sign-off (the fourteenth round).
     "Is there a free plan, or do we have to pay from day one? Thanks, Sam",
+    # A clause before the question: the question after it is read alone as well (the
+    # seventeenth round).
+    "When our shop site goes down at night, can the warning come as a text message?",
 ]
 
 

@@ -259,6 +259,21 @@ class Bm25Index:
             return np.zeros(self.n, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(terms), dtype=np.float32)
 
+    def known_share(self, text: str, row: int) -> float:
+        """Share of the idf weight of ``text``'s words the corpus uses that the passage at ``row``
+        holds (1.0 when it uses none): whether what ``text`` says of the pack's things is said
+        there. Words the corpus never uses are the customer's own and not weighed."""
+        total = held = 0.0
+        for t in self.query_terms(text):
+            tid = self.vocab.get(t)
+            if tid is None:
+                continue
+            weight = float(self.idf[tid])
+            total += weight
+            holders = self._rows[self._indptr[tid] : self._indptr[tid + 1]]
+            held += weight if row in holders else 0.0
+        return held / total if total > 0 else 1.0
+
     def coverage(self, query: str, rows: list[int]) -> np.ndarray:
         """Share of the query's idf weight each passage in ``rows`` holds. A word the corpus never
         uses weighs as much as its rarest word, so unknown words lower every passage's share."""

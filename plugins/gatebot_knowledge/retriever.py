@@ -61,6 +61,7 @@ from gatebot_knowledge.packfit import (
 )
 from gatebot_knowledge.passages import Passage, attach_asked, pack_passages, text_hash
 from gatebot_knowledge.sentences import (
+    after_lead,
     asked_after_context,
     first_alternatives,
     points_back,
@@ -101,6 +102,9 @@ EVERY_PRODUCT_RANKS = 3
 #: Features that speak against a whole message (each of its sentences read alone included) and
 #: that no FAQ match outweighs: a name the pack never mentions (.packfit), an action or thing it
 #: never names, a plan the passage does not name, a figure asked past (.specific).
+#: The share of a lead clause's words of the pack's that the best passage must hold for the
+#: question after it to be read alone (see ``KnowledgeRetriever._after_leads``).
+LEAD_HELD = 0.34
 AGAINST = (
     "unseen_names",
     "action_unseen",
@@ -456,15 +460,45 @@ class KnowledgeRetriever(Retriever):
             if same and part.p_answerable > evidence.p_answerable:
                 part.version += "+sentence"
                 evidence = part
+        evidence = self._after_leads(query, k, asked, evidence)
         best = evidence.facts[0].key if evidence.facts else None
         for alternative in first_alternatives(query):
             # A question's first alternative alone, where its best passage is the whole's best.
-            part = self._evidence(alternative, k, None)
-            same = bool(part.facts) and part.facts[0].key == best
-            against = any(part.features.get(x) for x in AGAINST)
-            if same and not against and part.p_answerable > evidence.p_answerable:
-                part.version += "+first-alternative"
-                evidence = part
+            evidence = self._read_alone(alternative, k, best, evidence, "+first-alternative")
+        return evidence
+
+    def _read_alone(
+        self, part_of: str, k: int, best: str | None, evidence: Evidence, suffix: str
+    ) -> Evidence:
+        """The evidence for a part of the message read alone, where its best passage is
+        ``best``, nothing speaks against it and it reads better than ``evidence``; else
+        ``evidence``."""
+        part = self._evidence(part_of, k, None)
+        same = bool(part.facts) and part.facts[0].key == best
+        against = any(part.features.get(x) for x in AGAINST)
+        if same and not against and part.p_answerable > evidence.p_answerable:
+            part.version += suffix
+            return part
+        return evidence
+
+    def _after_leads(self, query: str, k: int, asked: list[str], evidence: Evidence) -> Evidence:
+        """A question sentence's lead clause ("When our booking website goes down, can the warning
+        show up in our Slack channel?") is the customer's situation, not what they ask: the
+        question after it is read alone as well. That reading counts only where its best passage
+        is the message's, nothing in it speaks against it, and the passage holds
+        :data:`LEAD_HELD` of what the lead says in the pack's own words: "On the free plan, can I
+        add ten people?" keeps its plan where the passage on roles does not say it."""
+        if not evidence.facts:
+            return evidence
+        best = evidence.facts[0].key
+        index = self._current()
+        row = index.by_key.get(best)
+        for sentence in asked or [query]:
+            found = after_lead(sentence)
+            if found is None or row is None:
+                continue
+            if index.lexical.known_share(index.spelled(found[0]), row) >= LEAD_HELD:
+                evidence = self._read_alone(found[1], k, best, evidence, "+after-lead")
         return evidence
 
     def _past_the_context(self, query: str, k: int, evidence: Evidence) -> Evidence:

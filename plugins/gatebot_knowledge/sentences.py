@@ -87,6 +87,34 @@ def _asks(sentence: str, min_words: int) -> bool:
     )
 
 
+#: A clause before the question in its sentence, set off by a comma: "When our booking site goes
+#: down, can the warning show up in our Slack channel?", "we're 3 devs living on ramen lol, is
+#: there a free tier at all". The question starts as one after the last such comma ("When our
+#: site, which runs on Shopify, goes down, can we get SMS?").
+_LEAD = re.compile(
+    r"^([^?]{3,160}),\s+(?=(?:how|what|whats|what's|which|when|where|who|why|can|could|do|does|"
+    r"did|is|are|will|would|should|may|am)\b)",
+    re.IGNORECASE,
+)
+#: ...but a clause that asks something itself is no lead: "Does Monitor check SSL certificates,
+#: can it also alert on domain expiry?" asks two things.
+_ASKS_ITSELF = re.compile(
+    r"^(?:how|what|whats|what's|which|where|who|why|can|could|do|does|did|is|are|will|would"
+    r"|should|may|must|am)\b",
+    re.IGNORECASE,
+)
+
+
+def after_lead(sentence: str, min_words: int = MIN_WORDS) -> tuple[str, str] | None:
+    """The clause before a sentence's question (:data:`_LEAD`) and the question after it, when
+    the clause asks nothing itself and the question says enough to be read alone; else None."""
+    found = _LEAD.match(sentence.strip())
+    if found is None or _ASKS_ITSELF.match(found.group(1)):
+        return None
+    rest = sentence.strip()[found.end() :]
+    return (found.group(1), rest) if len(rest.split()) >= min_words else None
+
+
 #: Context before a colon inside a question sentence: "Before I set up the eval plan: does the
 #: free trial cover all of them?" asks what follows the colon.
 _COLON = re.compile(r":\s+")
