@@ -325,14 +325,15 @@ async def test_scope_check_caches_the_domain_per_pack_version() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "could you help me polish my CV for a teaching job",
+        # (a CV is now the `jobs` topic's: declared, before any margin)
+        "could you help me polish my personal statement for a teaching job",
         "is now a good time to buy gold or shares",
     ],
 )
 async def test_declared_topic_words_alone_do_not_keep_an_off_topic_request(
     client: TestClient, text: str
 ) -> None:
-    """ "help" and "buy" are declared topic words, yet these are about a CV and investing: nearer
+    """ "help" and "buy" are declared topic words, yet these are about a job and investing: nearer
     the generic outside lines than the pack by more than the fitted margin, so declined."""
     say = await chat(client)
     turn = (await say(text))["turn"]

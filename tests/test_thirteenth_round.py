@@ -223,7 +223,7 @@ async def test_a_products_word_beside_a_phrase_of_another_sense(client: TestClie
     for text, rule in (
         (
             "which 27 inch monitor is best for coding, 4k or 1440p?",
-            "out_of_scope:consumer_products",
+            "out_of_scope:displays",  # (the seventeenth round's screens)
         ),
         (
             "I want to build a treehouse for my kids. What size lumber should I use?",

@@ -366,6 +366,14 @@ def _check_keys_and_desks(pack: Pack, files: dict[str, _Loaded], errors: list[Pa
                 f"knowledge key {key!r} is used twice (faq and docs keys must be unique)",
             )
         )
+    keywords = {k for p in pack.products for k in p.keywords}
+    for n, rule in enumerate(pack.out_of_scope):
+        for word in rule.despite_product_words:
+            where = ("scope", "out_of_scope", n, "despite_product_words")
+            if word not in keywords:
+                errors.append(files["pack.yaml"].error(where, f"no product's keyword: {word!r}"))
+            elif not rule.despite_topics:
+                errors.append(files["pack.yaml"].error(where, "needs despite_topics: true"))
     desks = {h.name for h in pack.helpdesks}
     for name in pack.preflight.get("helpdesks", {}):
         if name not in desks:

@@ -48,6 +48,11 @@ class ScopeRule:
     #: its products): "cancel my Netflix subscription" is in billing words, not about the
     #: company's billing; "get spotify to refund me" asks for no refund of the company's.
     despite_topics: bool = False
+    #: Products' keywords the topic's phrases put in another sense anywhere in the message: "my
+    #: second monitor flickers when I plug in HDMI" is about a screen, though "monitor" names a
+    #: product (only where the topic is ``despite_topics`` too). The product's other words
+    #: ("uptime alerts on a 27 inch TV") still keep the message.
+    despite_product_words: list[str] = field(default_factory=list)
 
 
 @dataclass

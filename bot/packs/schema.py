@@ -122,6 +122,7 @@ PACK = _obj(
                             "keywords": _str_list,
                             "template": _str,
                             "despite_topics": {"type": "boolean"},
+                            "despite_product_words": _str_list,
                         },
                         ["key", "keywords"],
                     ),

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from bot.flows.trigger import LEANS_AT
+from bot.flows.trigger import LEANS_AT, first_change
 from bot.heads import NONE
 from bot.packs import Pack, ScopeRule
 from bot.preflight import language
@@ -95,11 +96,17 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     # A question about how things work needs no order number ("can I get a refund if I cancel in
     # the first 14 days?"): it is in scope, not waiting for input.
     how = asks_how(text)
-    verdict = _verdict(pack, norm, known_slots, how)
+    named = named_products(pack, text)
+    verdict = _verdict(pack, norm, known_slots, how, named)
+    if verdict["verdict"] == "out" and _requested(pack, text):
+        # A request for a person, or for a change one of the pack's flows makes, is the pack's
+        # whatever the rest of the message names: "Add 2 seats please, one for our new hire from
+        # a job interview last week". A despite_topics phrase then declines nothing.
+        verdict = _verdict(pack, norm, known_slots, how, named, requested=True)
     spelled = respell(norm, _keyword_words(pack))
     if verdict["rule"] == NO_MATCH and spelled != norm:
         # "whats teh pricng for monitr": a declared word misspelled is still that word.
-        verdict = _verdict(pack, spelled, known_slots, how)
+        verdict = _verdict(pack, spelled, known_slots, how, named)
         if verdict["rule"] != NO_MATCH:
             verdict["rule"] = f"spelled:{verdict['rule']}"
     verdict["question"] = is_question(text)
@@ -107,13 +114,73 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     return verdict
 
 
-def _verdict(pack: Pack, norm: str, known_slots: set[str], how: bool = False) -> Scope:
-    outside = [r for r in pack.out_of_scope if _declines(r, norm)]
+def named_products(pack: Pack, text: str) -> set[str]:
+    """The products ``text`` names as a name: in full ("Acme Monitor"), or by the last word its
+    name adds to the company's, capitalised where no sentence starts ("Can Monitor alert on a
+    27 inch wall dashboard?"; not "My second monitor flickers", nor "Monitor flickers when...")."""
+    company = set(tokens(pack.company or ""))
+    found = set()
+    for product in pack.products:
+        own = [w for w in product.name.split() if w.lower() not in company]
+        full = re.search(rf"(?<!\w){re.escape(product.name)}(?!\w)", text, re.IGNORECASE)
+        word = own and any(
+            not _starts_sentence(text, m.start())
+            for m in re.finditer(rf"(?<!\w){re.escape(own[-1])}(?!\w)", text)
+        )
+        if full or word:
+            found.add(product.key)
+    return found
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip(" \t")
+    # (not after a colon: "Our HDMI-over-IP product's API: Monitor shows 3 locations green")
+    return not before or before[-1] in ".!?\n\"'("
+
+
+#: Where a message's clauses part: a sentence's end, a comma, a colon, a dash.
+_CLAUSE = re.compile(r"[.!?;:,\u2013\u2014]+\s*|\s+-\s+")
+
+
+def _requested(pack: Pack, text: str) -> bool:
+    """Whether a clause of ``text`` that holds no despite_topics phrase asks for a person in so
+    many words, or orders a change one of the pack's flows makes (a count, an item and a verb of
+    changing): "Please add 5 seats - we're onboarding the recruiting pipeline team". Not in the
+    phrase's own clause: "add 4 seats together for the taylor swift show" orders concert seats."""
+    phrases = [k for r in pack.out_of_scope if r.despite_topics for k in r.keywords]
+    gate = pack.gates["repeat"]
+    for clause in _CLAUSE.split(text):
+        if not clause.strip() or matching(normalise(clause), phrases):
+            continue
+        if asks_for_person(clause):
+            return True
+        if any(first_change(flow, clause, gate) is not None for flow in pack.flows.values()):
+            return True
+    return False
+
+
+def _verdict(
+    pack: Pack,
+    norm: str,
+    known_slots: set[str],
+    how: bool = False,
+    named: set[str] | None = None,
+    requested: bool = False,
+) -> Scope:
+    outside = [
+        r for r in pack.out_of_scope if _declines(r, norm) and not (requested and r.despite_topics)
+    ]
     # A despite_topics phrase says in which sense its words are meant: "heart rate monitor" is
     # no Acme Monitor, so its words keep nothing ("can I get Monitor alerts on my iPhone" keeps
     # "Monitor", which the phrase "my iphone" does not hold).
     spoken = [k for r in outside if r.despite_topics for k in matching(norm, r.keywords)]
     rest = without_phrases(norm, [*_beside(pack, norm, spoken), *spoken]) if spoken else norm
+    # ...and may put a product's words in its own sense anywhere in the message ("my second
+    # monitor flickers when I plug in HDMI": a screen, not Acme Monitor).
+    # A product named as a name keeps its words ("Can Monitor alert on a 27 inch wall display?").
+    kept = {k for p in pack.products if p.key in (named or set()) for k in p.keywords}
+    taken = [w for r in outside for w in r.despite_product_words if w not in kept]
+    rest = without_phrases(rest, taken) if taken else rest
     products = [p.key for p in pack.products if matching(rest, p.keywords)]
     topics = [t.key for t in pack.topics if matching(rest, t.keywords)]
     intents = [i.name for i in pack.intents if matching(rest, i.keywords)]
