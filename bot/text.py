@@ -301,13 +301,36 @@ _ASKS_PERSON = re.compile(
     r"(?:\w+\s+){0,2}?(?:please\s+)?(?:call|contact|phone|ring|email|e-mail|reach\s+out\s+to"
     r"|get\s+back\s+to)\s+(?:me|us)\b"
     rf"|\bescalate\b(?:\s+\w+){{0,6}}?\s+(?:to\s+)?(?:{_WHO}|management|a human|support)"
+    # "Hand me over to a support engineer please" (not "escalate to an account manager if ...")
+    r"|\bhand\s+(?:me|us|this|it)\s+(?:off|over)\s+to\s+an?\s+(?:support|sales)\s+(?:engineer|agent"
+    r"|rep|person)\b"
     r"|\b(?:connect|transfer|put)\s+me\s+(?:through\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
     r"|support|sales|the)\b"
-    # "Is there a support engineer I can get on the phone?"
-    r"|\b(?:is|are)\s+there\s+(?:an?\s+|any\s+)?(?:(?:support|sales|real|live|human|actual)\s+)?"
-    r"(?:engineer|person|human|rep|someone|somebody|anyone)\s+(?:i|we)\s+(?:can|could)\s+(?:talk"
-    r"|speak|chat|call|ring"
-    r"|get\s+on\s+the\s+phone|get\s+hold\s+of)\b"
+    # "Is there a support engineer I can get on the phone?", "Is there somebody on your end I
+    # could ring?", "Is there an actual support engineer who can look at this with me?"
+    r"|\b(?:is|are)\s+there\s+(?:an?\s+|any\s+)?(?:(?:support|sales|real|live|human|actual)\s+)"
+    r"{0,2}(?:engineer|person|human|rep|someone|somebody|anyone)\s+(?:(?:on|at|from)\s+(?:your|ur)"
+    r"\s+(?:end|side|team)\s+)?(?:(?:i|we)\s+(?:can|could)\s+(?:talk|speak|chat|call|ring"
+    r"|get\s+on\s+the\s+phone|get\s+hold\s+of)|who\s+(?:can|could)\s+(?:look\s+at|go\s+through"
+    r"|walk\s+(?:me|us)\s+through)\s+(?:this|it|that|our|my)\b)\b"
+    # "Is anyone on your side able to look at this with me?", "who can i ring at acme about this"
+    r"|\b(?:is|are)\s+(?:there\s+)?(?:anyone|anybody|someone|somebody)\s+(?:on|at|from)\s+(?:your"
+    r"|ur)\s+(?:side|end|team)\s+(?:able\s+to|who\s+can|that\s+can|free\s+to)\s+(?:look\s+at|help"
+    r"|talk|speak|call|ring|hop\s+on|jump\s+on|go\s+through)\b"
+    # (at Acme or about this: "who can we call if the on-call engineer doesn't pick up?" asks
+    # about escalation)
+    r"|\bwho\s+(?:can|could)\s+(?:i|we)\s+(?:ring|call|phone|talk\s+to|speak\s+(?:to|with))\s+"
+    r"(?:(?:at|from|on|in)\s+(?:acme|your|ur)\b|about\s+(?:this|it|that|my|our)\b)"
+    # "Can an engineer on your side screen-share with me and look at the failed deploy?" (not
+    # "could someone from your team hop on a call and walk us through pipelines": a demo)
+    rf"|\b(?:can|could|would)\s+{_WHO}\s+(?:on|at|from)\s+(?:your|ur)\s+(?:side|end|team)\s+"
+    r"(?:please\s+)?(?:screen[- ]?share\s+with\s+(?:me|us)\s+and\s+)?(?:look\s+at|ring\s+(?:me|us)"
+    r"|call\s+(?:me|us))\b"
+    # "Can a human being please look at it?" (not "can someone on call look at alerts")
+    # (the request ends there: "will someone look at it if our deploy fails overnight?" asks what
+    # happens; "can someone take over this account" is about ownership)
+    rf"|\b(?:can|could|would)\s+(?:{_WHO}|a\s+human\s+being)\s+(?:please\s+)?(?:look\s+at"
+    r"|deal\s+with|sort\s+out)\s+(?:this|it|that)\s*(?:[?.!]|$|please|for\s+(?:me|us)|asap|now)"
     # "are there any actual engineers on this chat?"
     r"|\b(?:are|is)\s+there\s+(?:any\s+|an?\s+)?(?:actual|real|live)\s+(?:people|persons?|humans?"
     r"|engineers?|agents?|staff)\b"
@@ -408,7 +431,7 @@ _SHOWN = re.compile(
     rf"|{_KIND_OF_CALL}(?:walkthrough|walk-through|tour)\s+(?:of|for))\b"
     r"|\b(?:guided|live)\s+(?:tour|walkthrough|walk-through|session)\b|\bscreen[- ]?share\b"
     # "Could we get a walkthrough of Monitor", "I would like a walkthrough of the status pages"
-    r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:quick\s+|short\s+)?"
+    r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:(?:quick|short|proper|full|detailed|personal)\s+)?"
     r"(?:walkthrough|walk-through|tour)\s+(?:(?:call|session|meeting)\s+)?(?:of|for)\b"
     # "show me how it works on zoom or smth asap", "show me the whole thing on a call"
     # (not "show me how alerts arrive on a call to my phone": how the product works, on a call)
