@@ -20,6 +20,10 @@ check does not act on the joined query, the message alone is checked too (:func:
 and searched alone when the check acts on it and its best passage names no product the last
 question did not (a price entry for the whole company answers "how much is Monitor"; a Pipelines
 entry does not). ``query_from`` is then ``follow-up alone``.
+
+A short message that asks the last question again of another product or plan ("same for status
+pages?", "what about monitor?", "and for the business plan?") is searched with the whole last
+question before it: the question's words are in it, the new subject is in the message.
 """
 
 from __future__ import annotations
@@ -70,13 +74,40 @@ def subject(pack: Pack, question: str) -> str:
     return " ".join(names) or question
 
 
+#: A follow-up that asks the last question again of something else: "same for status pages?",
+#: "what about monitor?", "and for the business plan?".
+_SWITCH = re.compile(
+    r"^\s*(?:(?:and|ok|okay|so)[,!]?\s+)*(?:(?:the\s+)?same\s+(?:for|with|goes\s+for|question\s+for)"
+    r"|what\s+about|how\s+about|and\s+for|also\s+for)\s+(?P<what>\S.*)$",
+    re.IGNORECASE,
+)
+#: What such a follow-up may ask about instead: a plan or a tier (besides a product).
+_PLAN = re.compile(r"\b(?:plan|plans|tier|tiers)\b", re.IGNORECASE)
+
+
+def switches_subject(pack: Pack, text: str) -> bool:
+    """Whether ``text`` is a short follow-up asking the last question again of another product
+    or plan ("same for status pages?"); "what about refunds?" moves on."""
+    found = _SWITCH.search(text)
+    if found is None or len(tokens(text)) > MAX_WORDS:
+        return False
+    return bool(_products(pack, found["what"])) or _PLAN.search(found["what"]) is not None
+
+
 def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[str, str]:
     """The query knowledge search reads for ``text``, and where it came from: ``message``, or
-    ``follow-up`` (the last question's subject, then the message)."""
+    ``follow-up`` (the last question's subject, then the message; the whole last question for
+    one that asks it again of another product or plan: "is there a free trial for pipelines?
+    same for status pages?" finds the entry on every product's trial, where the message alone
+    finds the incidents section)."""
     last = state.get("last_question")
-    if not last or not refers_back(pack, text):
+    if not last:
         return text, "message"
-    return f"{subject(pack, last)} {text}", "follow-up"
+    if refers_back(pack, text):
+        return f"{subject(pack, last)} {text}", "follow-up"
+    if switches_subject(pack, text):
+        return f"{last} {text}", "follow-up"
+    return text, "message"
 
 
 def _products(pack: Pack, text: str) -> set[str]:

@@ -95,7 +95,11 @@ _NAMED_WORKS = re.compile(
     # The platform something runs on: "do self-hosted runners work on Windows and ARM machines?"
     r"|\b(?:work|works|run|runs)\s+on\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z0-9][\w.\-]*)"
     # ("You support Bitbucket repositories too, or only the github and gitlab?", unmarked)
-    r"|\b(?:do|does)\s+(?:you|it|\w+)\s+support\s+(?:our\s+|my\s+)?([A-Za-z0-9][\w.\-]*)"
+    # ("do self hosted runners support windows": a product's thing of up to four words)
+    r"|\b(?:do|does)\s+(?:you|it|(?:(?:the|your|our)\s+)?\w+(?:[\s-]\w+){0,3}?)\s+support\s+"
+    # (what follows is the thing, not a verb: "does the docker build support cover ARM images?")
+    r"(?:our\s+|my\s+)?(?!(?:cover|covers|handle|handles|for|with|in|on|of|the|a|an|all|both)\b)"
+    r"([A-Za-z0-9][\w.\-]*)"
     # (a name, capitalised: "u support guys are slow" is Acme's support team)
     r"|^\s*(?:you|u)\s+support\s+(?:our\s+|my\s+)?((?-i:[A-Z])[\w.\-]*)"
     # What a feature is asked to cover, a name written so: "does the docker build support cover
@@ -120,6 +124,12 @@ _NAMED_ON = re.compile(
     r"(?:id|number|no|code)\b",
     re.IGNORECASE,
 )
+#: What follows "keep our data in" without being a place.
+_NOT_PLACES = (
+    r"(?:sync|bulk|json|csv|xml|yaml|memory|advance|future|general|batches|parallel|order|place"
+    r"|transit|production|staging|time|full|total|one|house|january|february|march|april|may"
+    r"|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter)"
+)
 #: Where something is hosted or kept: "is it hosted in frankfurt or ireland?", "data centres in
 #: sydney" (a place the pack never names, whatever its case).
 _NAMED_IN = re.compile(
@@ -130,6 +140,11 @@ _NAMED_IN = re.compile(
     # (a place by its capital: "in accordance with", "in the default region" name nothing)
     r"|\b(?:store|host|keep|move)\s+(?:(?:our|my|all|the|your)\s+)*(?:data|stuff|everything"
     r"|information|workspace|account|it)\s+in\s+(?:the\s+)?((?-i:[A-Z])[\w.\-]*)"
+    # ...in lower case where the place ends the question: "can we host our data in australia"
+    # (not "in sync", "in bulk", "in json", "in January")
+    r"|\b(?:store|host|keep|move)\s+(?:(?:our|my|all|the|your)\s+)*(?:data|stuff|everything"
+    rf"|information|workspace|account|it)\s+in\s+(?:the\s+)?(?!{_NOT_PLACES}\b)"
+    r"((?-i:[a-z])[\w\-]*)(?=\s*(?:[?.!]|$))"
     r"|\bin\s+(?:the\s+)?((?-i:[A-Z])[\w.\-]*)\s+(?:region|data\s*cent(?:er|re))\b",
     re.IGNORECASE,
 )
@@ -233,6 +248,12 @@ def _asked_alone(text: str, end: int) -> bool:
 NAMES_LIKE_WORDS = frozenset({"windows", "outlook", "chrome", "safari", "edge", "excel"})
 
 
+#: A suffix that says what kind of thing a name is: "SAML-based SSO" names SAML.
+_KIND_SUFFIX = re.compile(
+    r"-(?:based|style|like|ready|friendly|compatible|powered|driven|enabled)$", re.IGNORECASE
+)
+
+
 def unseen_names(
     known: dict[str, int],
     query: str,
@@ -249,6 +270,7 @@ def unseen_names(
 
     def unseen(word: str) -> bool:
         ignored = CHAT_STEMS | QUERY_STOPWORDS
+        word = _KIND_SUFFIX.sub("", word)  # "SAML-based" names SAML
         if written is not None and word.lower() in NAMES_LIKE_WORDS:
             return word.lower() not in written
         # A domain is read without its top level: "gitlab.com" is GitLab, which the pack says;
