@@ -87,6 +87,12 @@ FRESH77 = Path(__file__).parent / "data" / "acme_fresh77.jsonl"
 FRESH78 = Path(__file__).parent / "data" / "acme_fresh78.jsonl"
 FRESH79 = Path(__file__).parent / "data" / "acme_fresh79.jsonl"
 FRESH80 = Path(__file__).parent / "data" / "acme_fresh80.jsonl"
+FRESH81 = Path(__file__).parent / "data" / "acme_fresh81.jsonl"
+FRESH82 = Path(__file__).parent / "data" / "acme_fresh82.jsonl"
+FRESH83 = Path(__file__).parent / "data" / "acme_fresh83.jsonl"
+FRESH84 = Path(__file__).parent / "data" / "acme_fresh84.jsonl"
+FRESH85 = Path(__file__).parent / "data" / "acme_fresh85.jsonl"
+FRESH86 = Path(__file__).parent / "data" / "acme_fresh86.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -757,6 +763,50 @@ FRESH80_FLOORS = {
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
 }
 
+# The seventeenth round (README): sets 81-86, read once on 824eacc, then used for the changes.
+FRESH81_FLOORS = {
+    "answer": (25 / 28, 0),  # measured 26 of 28 (held out 25, 1 wrong)
+    "unanswerable": (11 / 13, 1),  # measured 12 of 13, 1 wrong (held out 11, 2 wrong)
+    "out_of_scope": (7 / 7, 0),  # measured 7 of 7 (held out 4)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (9 / 9, 0),  # measured 9 of 9 (held out 9)
+}
+FRESH82_FLOORS = {
+    "answer": (18 / 40, 1),  # measured 19 of 40, 1 wrong (held out 18, 1 wrong)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+FRESH83_FLOORS = {
+    "answer": (31 / 37, 0),  # measured 32 of 37 (held out 31)
+    "unanswerable": (10 / 11, 0),  # measured 11 of 11 (held out 10, 1 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 7)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH84_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 31)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH85_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 32)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 7)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 3)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+FRESH86_FLOORS = {
+    "answer": (24 / 39, 1),  # measured 25 of 39, 1 wrong (held out 25, 1 wrong)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (7 / 9, 0),  # measured 7 of 9 (held out 5)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -830,6 +880,12 @@ SETS = {
     FRESH78: FRESH78_FLOORS,
     FRESH79: FRESH79_FLOORS,
     FRESH80: FRESH80_FLOORS,
+    FRESH81: FRESH81_FLOORS,
+    FRESH82: FRESH82_FLOORS,
+    FRESH83: FRESH83_FLOORS,
+    FRESH84: FRESH84_FLOORS,
+    FRESH85: FRESH85_FLOORS,
+    FRESH86: FRESH86_FLOORS,
 }
 
 
