@@ -263,30 +263,28 @@ class Bm25Index:
         """Share of the idf weight of ``text``'s words the corpus uses that the passage at ``row``
         holds (1.0 when it uses none): whether what ``text`` says of the pack's things is said
         there. Words the corpus never uses are the customer's own and not weighed."""
-        total = held = 0.0
-        for t in self.query_terms(text):
-            tid = self.vocab.get(t)
-            if tid is None:
-                continue
-            weight = float(self.idf[tid])
-            total += weight
-            holders = self._rows[self._indptr[tid] : self._indptr[tid + 1]]
-            held += weight if row in holders else 0.0
-        return held / total if total > 0 else 1.0
+        held, total = self._held(text, [row], unseen=0.0)
+        return float(held[0]) / total if total > 0 else 1.0
 
     def coverage(self, query: str, rows: list[int]) -> np.ndarray:
         """Share of the query's idf weight each passage in ``rows`` holds. A word the corpus never
         uses weighs as much as its rarest word, so unknown words lower every passage's share."""
+        held, total = self._held(query, rows, unseen=self._unseen)
+        return held / total if total > 0 else held
+
+    def _held(self, query: str, rows: list[int], unseen: float) -> tuple[np.ndarray, float]:
+        """The idf weight of the query's words each passage in ``rows`` holds, and the query's
+        whole weight, a word the corpus never uses weighing ``unseen``."""
         held = np.zeros(len(rows), dtype=np.float64)
         total = 0.0
         wanted = np.asarray(rows, dtype=np.int64)
         for t in self.query_terms(query):
             tid = self.vocab.get(t)
             if tid is None:
-                total += self._unseen
+                total += unseen
                 continue
             weight = float(self.idf[tid])
             total += weight
             holders = self._rows[self._indptr[tid] : self._indptr[tid + 1]]
             held += weight * np.isin(wanted, holders)
-        return held / total if total > 0 else held
+        return held, total

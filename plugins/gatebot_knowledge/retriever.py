@@ -99,12 +99,12 @@ ASKED_MATCH_SCALE = 0.025
 #: are looked through for one that speaks for every product (:meth:`KnowledgeRetriever.
 #: _for_every_product`).
 EVERY_PRODUCT_RANKS = 3
-#: Features that speak against a whole message (each of its sentences read alone included) and
-#: that no FAQ match outweighs: a name the pack never mentions (.packfit), an action or thing it
-#: never names, a plan the passage does not name, a figure asked past (.specific).
 #: The share of a lead clause's words of the pack's that the best passage must hold for the
 #: question after it to be read alone (see ``KnowledgeRetriever._after_leads``).
 LEAD_HELD = 0.34
+#: Features that speak against a whole message (each of its sentences read alone included) and
+#: that no FAQ match outweighs: a name the pack never mentions (.packfit), an action or thing it
+#: never names, a plan the passage does not name, a figure asked past (.specific).
 AGAINST = (
     "unseen_names",
     "action_unseen",

@@ -14,11 +14,12 @@ import re
 from gatebot_knowledge.lexical import tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_QUESTION_START = re.compile(
-    r"^(?:how|what|whats|what's|which|when|where|who|why|can|could|do|does|did|is|are|will|"
-    r"would|should|may|must|am)\b",
-    re.IGNORECASE,
-)
+#: The words a question starts with.
+_QUESTION_WORDS = (
+    "how what whats what's which when where who why can could do does did is are will would"
+    " should may must am"
+).split()
+_QUESTION_START = re.compile(rf"^(?:{'|'.join(_QUESTION_WORDS)})\b", re.IGNORECASE)
 #: A sentence shorter than this says too little to be read alone.
 MIN_WORDS = 4
 
@@ -92,16 +93,13 @@ def _asks(sentence: str, min_words: int) -> bool:
 #: there a free tier at all". The question starts as one after the last such comma ("When our
 #: site, which runs on Shopify, goes down, can we get SMS?").
 _LEAD = re.compile(
-    r"^([^?]{3,160}),\s+(?=(?:how|what|whats|what's|which|when|where|who|why|can|could|do|does|"
-    r"did|is|are|will|would|should|may|am)\b)",
+    rf"^([^?]{{3,160}}),\s+(?=(?:{'|'.join(w for w in _QUESTION_WORDS if w != 'must')})\b)",
     re.IGNORECASE,
 )
-#: ...but a clause that asks something itself is no lead: "Does Monitor check SSL certificates,
-#: can it also alert on domain expiry?" asks two things.
+#: ...but a clause that asks something itself is no lead ("When ..." sets a scene): "Does Monitor
+#: check SSL certificates, can it also alert on domain expiry?" asks two things.
 _ASKS_ITSELF = re.compile(
-    r"^(?:how|what|whats|what's|which|where|who|why|can|could|do|does|did|is|are|will|would"
-    r"|should|may|must|am)\b",
-    re.IGNORECASE,
+    rf"^(?:{'|'.join(w for w in _QUESTION_WORDS if w != 'when')})\b", re.IGNORECASE
 )
 
 
