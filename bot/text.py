@@ -77,7 +77,18 @@ def asks_to_know(text: str) -> bool:
     later = clauses[1:]
     asks = any(is_question(c) and len(tokens(c)) >= _CLAUSE_QUESTION_WORDS for c in later)
     asks = asks or marked or any(_POSSIBLE_TAG.fullmatch(c.strip()) for c in later)
+    asks = asks or _asks_after_context(norm)
     return asks and not asks_to_act(norm)
+
+
+def _asks_after_context(text: str) -> bool:
+    """A question run on after its context with nothing between: "we keep our code on git lab
+    will your pipelines hook up to that" (a verb before its subject, past a few words)."""
+    for found in _INVERTED.finditer(text):
+        before = tokens(text[: found.start()])
+        if len(before) >= _RUN_ON_CONTEXT and len(tokens(text[found.start() :])) >= 4:
+            return True
+    return False
 
 
 #: A condition, then the question it conditions, unmarked: "if i start the trial for the ci
@@ -98,6 +109,16 @@ _POSSIBLE_TAG = re.compile(
 
 #: The fewest words a later clause needs to count as a question ("thanks, will do" is none).
 _CLAUSE_QUESTION_WORDS = 4
+#: A verb before its subject, as a question puts it: "will your pipelines", "can you". Not "is"
+#: or "are" ("the annoying thing is it keeps failing"), nor a verb after its own subject ("as
+#: soon as you can it is urgent").
+_INVERTED = re.compile(
+    r"(?<!\byou\s)(?<!\bwe\s)(?<!\bi\s)(?<!\bthey\s)(?<!\bit\s)"
+    r"\b(?:will|would|can|could|do|does|should)\s+(?:you|your|it|there|they|acme)\b",
+    re.IGNORECASE,
+)
+#: The words of context a run-on question comes after.
+_RUN_ON_CONTEXT = 3
 
 
 #: What a value looks like written alone: an email address, a link, anything with a digit (an
@@ -305,7 +326,25 @@ _ASKS_PERSON = re.compile(
     r"|\bhand\s+(?:me|us|this|it)\s+(?:off|over)\s+to\s+an?\s+(?:support|sales)\s+(?:engineer|agent"
     r"|rep|person)\b"
     r"|\b(?:connect|transfer|put)\s+me\s+(?:through\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
-    r"|support|sales|the)\b"
+    r"|support|sales|the|one\s+of\s+(?:your|ur))\b"
+    # "I would prefer to go through it with a member of your security team directly, rather
+    # than via this chat" (not "we spoke with a member of your sales team directly last week",
+    # nor "alerts by SMS rather than in the chat")
+    r"|\b(?:talk|speak|call|phone|discuss|go\s+through|someone|somebody|person|human|member"
+    r"|engineer)\b[^.?!]*\brather\s+than\s+(?:via|through|over|in|on|using)\s+this\s+"
+    r"(?:chat|bot|widget)\b"
+    r"|\b(?:talk|speak|discuss|go\s+through|meet|chat)\b[^.?!]{0,80}?\b(?:with|to)\s+a\s+member\s+"
+    r"of\s+(?:your|ur)\s+(?:\w+\s+)?team\s+directly\b"
+    # "is there a dev or someone from the team i can dm?" (not "is there someone on the team we
+    # can call automatically": the customer's own team)
+    r"|\b(?:is|are)\s+there\s+(?:a\s+dev|an?\s+engineer|someone|somebody|anyone|anybody)"
+    r"(?:\s+or\s+(?:someone|somebody|anyone|anybody))?\s+(?:from\s+(?:the|your|ur)\s+team"
+    r"|(?:on|at|from)\s+(?:your|ur)\s+(?:team|side|end)|(?:at|from)\s+acme)\s+(?:i|we)\s+"
+    r"(?:can|could)\s+(?:dm|message|ping|talk\s+to|speak\s+to|chat\s+with|call|ring)\b"
+    # "can someone from acme hop in and help me out" (not "hop on a call and walk us through
+    # pipelines": a demo; nor "hop in to our workspace as an admin")
+    rf"|\b(?:can|could)\s+{_WHO}\s+(?:from|at|on)\s+(?:acme|your\s+team|ur\s+team|the\s+team)\s+"
+    r"(?:hop|jump)\s+in\b(?!\s*(?:to|into|on)\b)(?!\s+and\s+(?:walk|show|give|take|demo))"
     # "Is there a support engineer I can get on the phone?", "Is there somebody on your end I
     # could ring?", "Is there an actual support engineer who can look at this with me?"
     r"|\b(?:is|are)\s+there\s+(?:an?\s+|any\s+)?(?:(?:support|sales|real|live|human|actual)\s+)"

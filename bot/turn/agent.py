@@ -371,7 +371,8 @@ class Agent:
             verified_user_id=turn.conversation.verified_user_id,
             values={slot: v["value"] for slot, v in turn.state["values"].items()},
             intent=decision.intent or _acted_intent(turn.record),
-            edge=turn.record["scope"]["rule"] == "domain:edge",
+            # (a follow-up searched with the question before is no longer the message alone)
+            edge=turn.record["scope"]["rule"] == "domain:edge" and query_from != "follow-up",
         )
         for read in acted.reads:
             if read["head"] == answerable.HEAD and acted.query is not None:

@@ -23,12 +23,22 @@ entry does not). ``query_from`` is then ``follow-up alone``.
 
 A short message that asks the last question again of another product or plan ("same for status
 pages?", "what about monitor?", "and for the business plan?") is searched with the whole last
-question before it: the question's words are in it, the new subject is in the message.
+question before it: the question's words are in it, the new subject is in the message. So is one
+that goes on from it with "and" to ask a value ("do you keep the build cache between runs?" then
+"okay and for how many days"): it asks more of the same thing, which the last question names, not
+its product alone ("Acme Pipelines for how many days" finds the trial entry). One that goes on
+to ask anything else is read with the products the last question names, or alone. A message
+that names a subject of its own ("and how do I reset my password?") is read alone.
+
+A follow-up that asks the last question again of another product is answered only from a
+passage that names that product or none: "can monitor send alerts to slack?" then "pipelines
+too?" is not answered with the Monitor entry (:func:`query_for`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from bot.extend.retriever import Fact, QueryVector, Retriever
 from bot.packs import Pack
@@ -42,27 +52,96 @@ NEW_SUBJECT_LETTERS = 6
 _BACK = re.compile(r"\b(it|its|it's|that|this|these|those|they|them|one|ones|other)\b", re.I)
 
 
-_words: dict[int, tuple[Pack, frozenset[str]]] = {}  # by id(pack); the pack is kept alive
+#: Words read off a pack once, by what they are and id(pack); the pack is kept alive with them.
+_held: dict[tuple[str, int], tuple[Pack, frozenset[str]]] = {}
+
+
+def _once(kind: str, pack: Pack, read: Callable[[Pack], frozenset[str]]) -> frozenset[str]:
+    held = _held.get((kind, id(pack)))
+    if held is None or held[0] is not pack:
+        if len(_held) > 64:
+            _held.clear()
+        held = _held[(kind, id(pack))] = (pack, read(pack))
+    return held[1]
 
 
 def _pack_words(pack: Pack) -> frozenset[str]:
     """Every word the pack's answers can hold: its FAQ and its documents (once per pack)."""
-    held = _words.get(id(pack))
-    if held is None or held[0] is not pack:
-        texts = [f"{f.question} {f.answer} {' '.join(f.keywords + f.asked)}" for f in pack.faq]
-        texts += [f"{d.title} {d.text}" for d in pack.documents]
-        if len(_words) > 32:
-            _words.clear()
-        held = _words[id(pack)] = (pack, frozenset(w for t in texts for w in tokens(t)))
-    return held[1]
+    return _once("answers", pack, _answer_words)
+
+
+def _answer_words(pack: Pack) -> frozenset[str]:
+    texts = [f"{f.question} {f.answer} {' '.join(f.keywords + f.asked)}" for f in pack.faq]
+    texts += [f"{d.title} {d.text}" for d in pack.documents]
+    return frozenset(w for t in texts for w in tokens(t))
 
 
 def refers_back(pack: Pack, text: str) -> bool:
     """Whether ``text`` reads as a follow-up of the question before (see the module docstring)."""
     if len(tokens(text)) > MAX_WORDS or not _BACK.search(text):
         return False
-    known = _pack_words(pack)
-    return not any(len(w) >= NEW_SUBJECT_LETTERS and w not in known for w in content_tokens(text))
+    return not _new_subject(pack, text)
+
+
+#: Words of nobody and nothing in particular, never a new subject ("what if nobody is on call?").
+_NO_SUBJECT = frozenset(
+    "nobody somebody anybody everybody someone anyone everyone nothing anything something"
+    " everything".split()
+)
+
+
+def _new_subject(pack: Pack, text: str) -> bool:
+    """Whether ``text`` names something the pack's answers never say (a word of
+    :data:`NEW_SUBJECT_LETTERS` letters or more): "does it work with Kubernetes?" moves on."""
+    known = _pack_words(pack) | _NO_SUBJECT
+    return any(len(w) >= NEW_SUBJECT_LETTERS and w not in known for w in content_tokens(text))
+
+
+#: A message that goes on from the last question: "and for how many days", "ok and what if
+#: nobody is on call?", "Thanks. And for how long?". Not "and what about refunds?": that
+#: moves on, unless it names a product or a plan (:func:`switches_subject`); nor "and the
+#: logs?" after a question on caches: a thing named after "and" is the new subject.
+_GOES_ON = re.compile(
+    r"^\W*(?:(?:ok|okay|so|um+|uh+|right|great|cool|thanks|thank\s+you|understood|got\s+it"
+    r"|i\s+see|alright|perfect|wait)\W+)*(?:and|also|plus)\W+(?!(?:what|how)\s+about\b)"
+    r"(?:for|from|with|in|on|at|by|per|what|how|which|who|when|where|why|whether|if|is|are|can"
+    r"|could|do|does|did|will|would|should|must)\b",
+    re.IGNORECASE,
+)
+
+
+def continues(pack: Pack, text: str) -> bool:
+    """Whether ``text`` is a short message going on from the last question with "and", "also"
+    or "plus" (see the module docstring), naming no subject of its own: every word one the
+    pack's answers use ("and how long is a movie" is about movies), and none of the things it
+    declares ("and how do I reset my password?" after a trial question asks about passwords)."""
+    if len(tokens(text)) > MAX_WORDS or not _GOES_ON.search(text):
+        return False
+    words = set(content_tokens(text)) - _FILLERS - _NO_SUBJECT
+    return words <= _pack_words(pack) and not words & _subjects(pack)
+
+
+#: Words of talk, not of a subject: "okay and for how many days".
+_FILLERS = frozenset("ok okay so um uh thanks understood great cool alright perfect wait".split())
+
+
+def _subjects(pack: Pack) -> frozenset[str]:
+    """The words of what the pack declares: its products, topics, intents and FAQ entries'
+    keywords and its documents' headings (once per pack)."""
+    return _once("subjects", pack, _subject_words)
+
+
+def _subject_words(pack: Pack) -> frozenset[str]:
+    phrases = [w for p in pack.products for w in (p.name, *p.keywords)]
+    phrases += [w for t in pack.topics for w in t.keywords]
+    phrases += [w for i in pack.intents for w in i.keywords]
+    phrases += [w for f in pack.faq for w in f.keywords]
+    phrases += [h for d in pack.documents for h in _HEADING.findall(d.text)]
+    # (words of four letters or more: "sign up" and "more seats" declare no "up" or "more")
+    return frozenset(w for p in phrases for w in content_tokens(p) if len(w) >= 4) - {"more"}
+
+
+_HEADING = re.compile(r"^#+\s+(.+)$", re.MULTILINE)
 
 
 def subject(pack: Pack, question: str) -> str:
@@ -81,6 +160,15 @@ _SWITCH = re.compile(
     r"|what\s+about|how\s+about|and\s+for|also\s+for)\s+(?P<what>\S.*)$",
     re.IGNORECASE,
 )
+#: ...or names it with "too": "and monitor too?", "status pages as well?".
+#: (one to three words, none a verb or a pronoun: "is monitor down too?" and "i love monitor
+#: too" ask nothing again)
+_ALSO = re.compile(
+    r"^\W*(?:(?:and|ok|okay|so|great|cool|thanks)\W+)*"
+    r"(?P<what>(?!(?:is|are|does|do|can|will|i|we|you|it)\b)(?:[\w-]+\s+){0,2}[\w-]+)"
+    r"\s+(?:too|as\s+well)\W*$",
+    re.IGNORECASE,
+)
 #: What such a follow-up may ask about instead: a plan or a tier (besides a product).
 _PLAN = re.compile(r"\b(?:plan|plans|tier|tiers)\b", re.IGNORECASE)
 
@@ -88,8 +176,10 @@ _PLAN = re.compile(r"\b(?:plan|plans|tier|tiers)\b", re.IGNORECASE)
 def switches_subject(pack: Pack, text: str) -> bool:
     """Whether ``text`` is a short follow-up asking the last question again of another product
     or plan ("same for status pages?"); "what about refunds?" moves on."""
-    found = _SWITCH.search(text)
-    if found is None or len(tokens(text)) > MAX_WORDS:
+    if len(tokens(text)) > MAX_WORDS:
+        return False
+    found = _SWITCH.search(text) or _ALSO.search(text)
+    if found is None:
         return False
     return bool(_products(pack, found["what"])) or _PLAN.search(found["what"]) is not None
 
@@ -107,7 +197,21 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
         return f"{subject(pack, last)} {text}", "follow-up"
     if switches_subject(pack, text):
         return f"{last} {text}", "follow-up"
+    if _MORE_OF_IT.search(text) and continues(pack, text):
+        # One question with the last, not two: read alone, the last question's sentence would
+        # find its own answer again.
+        return f"{last.rstrip(' ?!.')} {text}", "follow-up"
+    if continues(pack, text) and _products(pack, last):
+        return f"{subject(pack, last)} {text}", "follow-up"
     return text, "message"
+
+
+#: A continuation that asks a value of the same thing ("and for how many days", "and from how
+#: many places?") is read with the whole last question; one that asks something new of it ("ok
+#: and what if nobody is on call?" after a question on alert channels) with the products the last
+#: question names only (with the whole question, the channels entry answered it), and alone
+#: where it names none ("how long is the trial?" then "and what if we need more time?").
+_MORE_OF_IT = re.compile(r"\bhow\s+(?:many|much|long|often|soon|big|far)\b", re.IGNORECASE)
 
 
 def _products(pack: Pack, text: str) -> set[str]:
@@ -164,4 +268,15 @@ async def query_for(
         and await better_alone(pack, retriever, text, query, last, threshold)
     ):
         return text, "follow-up alone"
+    if query_from == "follow-up" and switches_subject(pack, text):
+        checked = await answerable.check(retriever, query, threshold)
+        if checked is not None and checked.facts and not _speaks_for(pack, checked.facts[0], text):
+            return text, "follow-up alone"
     return query, query_from
+
+
+def _speaks_for(pack: Pack, fact: Fact, text: str) -> bool:
+    """Whether ``fact`` names a product ``text`` names, or no product at all (the trial entry
+    speaks for every product)."""
+    named = _products(pack, f"{fact.title} {fact.text}")
+    return not named or bool(named & _products(pack, text))

@@ -52,7 +52,7 @@ from bot.turn.domain import (
     fit_across,
     outside_lines,
 )
-from bot.turn.followup_query import refers_back
+from bot.turn.followup_query import continues, refers_back
 from bot.turn.reading import Readers, bare_request
 from bot.turn.turn import ConversationState, Scope
 
@@ -315,8 +315,11 @@ class ScopeCheck:
         if busy:
             scope["rule"] = f"answering:{busy}"
             return scope
-        if state.get("last_question") and refers_back(self.pack, text):
-            # "how long is it?" alone is close to nothing; it asks about the question before.
+        if state.get("last_question") and (
+            refers_back(self.pack, text) or continues(self.pack, text)
+        ):
+            # "how long is it?" or "and from how many places?" alone is close to nothing; it
+            # asks about the question before.
             scope["rule"] = "follow-up"
             return scope
         domain, vector = await self.domain(), await self._embed(text)

@@ -85,6 +85,12 @@ CHAT_WORDS = (
 #: questions below the gate (an acronym is otherwise a name: see .packfit). Left out of a query
 #: as the chat words are.
 ROLE_WORDS = "cto ceo cfo coo cio ciso cpo dpo vp vps pm pms sre sres qa hr infosec secops".split()
+#: The customer's own paperwork and processes, not a thing they ask about: "For the technical
+#: annex of our RFP I need to describe ...", "our SDLC auditors asked whether ...". Only words
+#: that never name a feature ("RCA" or "KPI" may: "does Monitor do RCA?"), nor a rule the
+#: customer asks the pack to meet ("Our SOP requires 90-day log retention, can you keep build
+#: logs that long?").
+PAPERWORK_WORDS = "rfp rfps rfi rfq sdlc dpia".split()
 
 #: Query words that say a question is asked, not what it is about, and chat spellings of stop
 #: words ("teh"), as stems. A query's words only (the index is unchanged): a small pack's
@@ -97,7 +103,7 @@ QUERY_STOPWORDS = frozenset(
 #: An address on the web, not a thing of its own: "how many probe sites hit our URLs?" asks
 #: about the websites checked, which a page on checking websites names otherwise.
 WEB_WORDS = "url urls".split()
-CHAT_STEMS = frozenset(stem(w) for w in (*CHAT_WORDS, *ROLE_WORDS, *WEB_WORDS))
+CHAT_STEMS = frozenset(stem(w) for w in (*CHAT_WORDS, *ROLE_WORDS, *PAPERWORK_WORDS, *WEB_WORDS))
 #: "what about SMS?" asks about SMS: the "about" of a follow-up is no word of the question (as a
 #: query stop word everywhere it cost one false answer on stackfaq-dev's held-out questions).
 _WHAT_ABOUT = re.compile(r"\b(what|how)\s+about\b", re.IGNORECASE)

@@ -124,18 +124,22 @@ _NAMED_ON = re.compile(
     r"(?:id|number|no|code)\b",
     re.IGNORECASE,
 )
-#: What follows "keep our data in" without being a place.
+#: What follows "keep our data in" without being a place, or is a place of the customer's own
+#: ("run the builds on our servers in the datacenter": no place the pack could name).
 _NOT_PLACES = (
     r"(?:sync|bulk|json|csv|xml|yaml|memory|advance|future|general|batches|parallel|order|place"
     r"|transit|production|staging|time|full|total|one|house|january|february|march|april|may"
-    r"|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter)"
+    r"|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter"
+    r"|datacenter|datacentre|datacenters|datacentres|office|offices|basement|building|premises"
+    r"|garage|lab|closet|rack|racks)"
 )
 #: Where something is hosted or kept: "is it hosted in frankfurt or ireland?", "data centres in
 #: sydney" (a place the pack never names, whatever its case).
 _NAMED_IN = re.compile(
     r"\b(?:hosted|located|stored|kept|based|housed|running|run)\s+in\s+(?:the\s+)?"
-    r"([A-Za-z][\w.\-]*)"
-    r"|\b(?:data\s*cent(?:er|re)s?|servers?|regions?)\s+in\s+(?:the\s+)?([A-Za-z][\w.\-]*)"
+    rf"(?!{_NOT_PLACES}\b)([A-Za-z][\w.\-]*)"
+    r"|\b(?:data\s*cent(?:er|re)s?|servers?|regions?)\s+in\s+(?:the\s+)?"
+    rf"(?!{_NOT_PLACES}\b)([A-Za-z][\w.\-]*)"
     # "can we store our data in India region?", "keep everything in the Sydney data centre"
     # (a place by its capital: "in accordance with", "in the default region" name nothing)
     r"|\b(?:store|host|keep|move)\s+(?:(?:our|my|all|the|your)\s+)*(?:data|stuff|everything"
@@ -360,8 +364,12 @@ def cognate(word: str, known: dict[str, int], written: frozenset[str] = frozense
     letters of a short acronym in another order ("UE" for "EU") or with one letter more ("EUA" for
     "EU"). A place or body named in the customer's language is not a thing the pack never says.
     ``written``: the passages' words as written, where an acronym that is also a stop word stays
-    ("USA" for the pack's "the US")."""
+    ("USA" for the pack's "the US"). A domain is never one: "status.notreboite.fr" begins with
+    the pack's "status" and names the customer's own site, which the pack never does, so the
+    question is matched to no FAQ entry across languages."""
     w = word.lower()
+    if "." in w.strip("."):
+        return False
     if len(w) <= 4 and w.isalpha() and (len(w) <= 3 or word.isupper()):
         # "UE" for "EU"; "EUA" for "EU" (one letter more, the pack's acronym begun); "RGPD" for
         # "GDPR" (an acronym of four in another order, written in capitals).

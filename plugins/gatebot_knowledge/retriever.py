@@ -104,13 +104,14 @@ EVERY_PRODUCT_RANKS = 3
 LEAD_HELD = 0.34
 #: Features that speak against a whole message (each of its sentences read alone included) and
 #: that no FAQ match outweighs: a name the pack never mentions (.packfit), an action or thing it
-#: never names, a plan the passage does not name, a figure asked past (.specific).
+#: never names, a plan or a price the passage does not name, a figure asked past (.specific).
 AGAINST = (
     "unseen_names",
     "action_unseen",
     "thing_unseen",
     "thing_absent",
     "plan_missing",
+    "price_missing",
     "beyond_stated",
     "other_doer",
 )

@@ -44,6 +44,14 @@ Business plan per month", "what does the pro tier cost") is answered only by a p
 that plan: a pricing entry that speaks of plans in general says nothing of its price. Without
 the plan's name in the passage, P is held at :data:`MISSING_AT` (``+plan-missing``).
 
+**A price the passage says nothing of.** A question about what something costs ("how much extra
+do the self-hosted runners cost", "is SSO charged separately?") is answered only by a passage
+whose text speaks of money at all (a price, a plan, a seat, a trial, free or paid:
+:data:`MONEY_WORDS`): the runners section says they exist, not what they cost. Without one, P is
+held at :data:`MISSING_AT` (``+price-missing``). Only a question of price, in the clause that
+asks: not "how much storage", "who's in charge", nor "to avoid extra charges, how long are
+caches kept?".
+
 **Past the figure the passage gives.** "can we keep build logs longer than 30 days if we pay
 extra?" asks what lies past the passage's own figure (:mod:`gatebot_knowledge.beyond`): the
 passage says where the line is, not whether it moves, so P is held at :data:`MISSING_AT`
@@ -137,6 +145,46 @@ def asked_plan(question: str) -> str | None:
         if not any(w in _NO_PLAN or w in STOPWORDS for w in parts):
             return stem(word)
     return None
+
+
+#: A question of what something costs: "how much extra", "does it cost", "is it charged", "any fee".
+#: Not "how much do you retain in the build cache", nor "who's in charge".
+_COST_ASKED = re.compile(
+    r"\b(?:price[sd]?|pricing|costs?|costing|fees?|pay\s+(?:extra|more))\b"
+    r"|(?<!\bin\s)\b(?:charged?|charges)\b|\bhow\s+much\s+extra\b",
+    re.IGNORECASE,
+)
+#: Words of a passage that speaks of money: a price question may be answered there.
+MONEY_WORDS = (
+    "price prices pricing cost costs free paid pay charge charged billing bill plan plans tier"
+    " tiers seat seats trial invoice invoices subscription included fee fees"
+).split()
+_MONEY_STEMS = frozenset(stem(w) for w in MONEY_WORDS)
+
+
+def asks_cost(question: str) -> bool:
+    """Whether ``question`` asks what something costs (:data:`_COST_ASKED`), in the clause
+    that asks where it asks with a question mark: "does acme monitor do sms alerts? uptimerobot
+    charges extra for those" and "We're comparing costs across vendors - does Pipelines run
+    Docker builds?" tell of a price, they do not ask one."""
+    sentences = [s for s in _SENTENCE_END.split(question) if s.rstrip().endswith("?")]
+    asked = [_asking_clause(s) for s in sentences] or [question]
+    return any(_COST_ASKED.search(part) for part in asked)
+
+
+#: Where a message's sentences end, and where a sentence's clauses part.
+_SENTENCE_END = re.compile(r"(?<=[.?!])")
+_CLAUSE_END = re.compile(r"[,;:\u2013\u2014]|\s-\s")
+
+
+def _asking_clause(sentence: str) -> str:
+    """The clause a question sentence ends with, with those before it while it has fewer than
+    three words ("how much is it per seat - roughly?")."""
+    parts = [p for p in _CLAUSE_END.split(sentence) if p.strip()]
+    while len(parts) > 1 and len(parts[-1].split()) < 3:
+        last = parts.pop()
+        parts[-1] += last
+    return parts[-1] if parts else sentence
 
 
 #: A second question joined to the first ("is there a trial for Pipelines, and can it build our
@@ -318,6 +366,8 @@ class Specific:
             return {"thing_absent": 1.0}
         if self.asked == "plan":
             return {"plan_missing": 1.0}
+        if self.asked == "price":
+            return {"price_missing": 1.0}
         if self.asked == "beyond":
             return {"beyond_stated": 1.0}
         if self.asked == "doer":
@@ -336,8 +386,8 @@ class Specific:
             return _moved(p, -ACTION_PENALTY), f"+{self.asked}-unseen"
         if self.asked == "thing-absent":
             return _moved(p, -ACTION_PENALTY), "+thing-absent"
-        if self.asked == "plan":
-            return min(p, MISSING_AT), "+plan-missing"
+        if self.asked in ("plan", "price"):
+            return min(p, MISSING_AT), f"+{self.asked}-missing"
         if self.asked == "beyond":
             return min(p, MISSING_AT), "+beyond-stated"
         if self.asked == "doer":
@@ -360,7 +410,8 @@ def adjusted(p: float, values: dict[str, float]) -> float:
     (what the stackfaq-dev evaluation scores, so it measures the P the agent acts on)."""
     if values.get("action_unseen") or values.get("thing_unseen") or values.get("thing_absent"):
         return Specific("action", False, []).adjust(p)[0]
-    if values.get("plan_missing") or values.get("beyond_stated") or values.get("other_doer"):
+    held_down = ("plan_missing", "price_missing", "beyond_stated", "other_doer")
+    if any(values.get(k) for k in held_down):
         return Specific("plan", False, []).adjust(p)[0]
     if not values.get("asks_value"):
         return p
@@ -402,6 +453,10 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         return Specific("plan", False, [plan])
     if beyond_stated(query, passage.text):
         return Specific("beyond", False, [])
+    # (the text alone: every account section's title names seats)
+    money = _MONEY_STEMS & set(tokenize(passage.text))
+    if asks_cost(query) and not _MORE_QUESTIONS.search(query) and not money:
+        return Specific("price", False, [])
     kept = kept_thing(query)
     if kept and not _MORE_QUESTIONS.search(query) and kept[-1] not in tokenize(passage.lexical):
         # What is kept, by its last word ("build artifacts"), is not in the passage: the logs'
