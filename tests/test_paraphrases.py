@@ -93,6 +93,12 @@ FRESH83 = Path(__file__).parent / "data" / "acme_fresh83.jsonl"
 FRESH84 = Path(__file__).parent / "data" / "acme_fresh84.jsonl"
 FRESH85 = Path(__file__).parent / "data" / "acme_fresh85.jsonl"
 FRESH86 = Path(__file__).parent / "data" / "acme_fresh86.jsonl"
+FRESH87 = Path(__file__).parent / "data" / "acme_fresh87.jsonl"
+FRESH88 = Path(__file__).parent / "data" / "acme_fresh88.jsonl"
+FRESH89 = Path(__file__).parent / "data" / "acme_fresh89.jsonl"
+FRESH90 = Path(__file__).parent / "data" / "acme_fresh90.jsonl"
+FRESH91 = Path(__file__).parent / "data" / "acme_fresh91.jsonl"
+FRESH92 = Path(__file__).parent / "data" / "acme_fresh92.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -806,6 +812,48 @@ FRESH86_FLOORS = {
     "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
 }
+FRESH87_FLOORS = {
+    "answer": (32 / 39, 0),  # measured 33 of 39 (held out 33)
+    "unanswerable": (9 / 10, 0),  # measured 10 of 10 (held out 10)
+    "out_of_scope": (7 / 7, 0),  # measured 7 of 7 (held out 7)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH88_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 35)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (7 / 9, 0),  # measured 7 of 9 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH89_FLOORS = {
+    "answer": (33 / 40, 0),  # measured 34 of 40 (held out 33)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH90_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 30, 1 wrong)
+    "unanswerable": (12 / 15, 0),  # measured 13 of 15 (held out 12, 1 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH91_FLOORS = {
+    "answer": (28 / 40, 1),  # measured 29 of 40, 1 wrong (held out 26, 1 wrong)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+FRESH92_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 32)
+    "unanswerable": (12 / 14, 1),  # measured 13 of 14, 1 wrong (held out 13, 1 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 3)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
 
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
@@ -886,6 +934,12 @@ SETS = {
     FRESH84: FRESH84_FLOORS,
     FRESH85: FRESH85_FLOORS,
     FRESH86: FRESH86_FLOORS,
+    FRESH87: FRESH87_FLOORS,
+    FRESH88: FRESH88_FLOORS,
+    FRESH89: FRESH89_FLOORS,
+    FRESH90: FRESH90_FLOORS,
+    FRESH91: FRESH91_FLOORS,
+    FRESH92: FRESH92_FLOORS,
 }
 
 
