@@ -76,6 +76,7 @@ from gatebot_knowledge.beyond import beyond_stated
 from gatebot_knowledge.figures import LIGHT_VERBS, asked_value, counted, holds_value, stems
 from gatebot_knowledge.index import KnowledgeIndex
 from gatebot_knowledge.lexical import STOPWORDS, stem, tokenize
+from gatebot_knowledge.passages import Passage
 
 #: P(answerable) never above this when the passage lacks the value asked for (a "no" at a 0.6 gate).
 MISSING_AT = 0.3
@@ -175,6 +176,12 @@ def asks_cost(question: str) -> bool:
 #: Where a message's sentences end, and where a sentence's clauses part.
 _SENTENCE_END = re.compile(r"(?<=[.?!])")
 _CLAUSE_END = re.compile(r"[,;:\u2013\u2014]|\s-\s")
+
+
+def _speaks_of_money(passage: Passage) -> bool:
+    """Whether the passage's text (not its title: every account section's title names seats)
+    holds a word of :data:`MONEY_WORDS`."""
+    return bool(_MONEY_STEMS & set(tokenize(passage.text)))
 
 
 def _asking_clause(sentence: str) -> str:
@@ -453,9 +460,7 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
         return Specific("plan", False, [plan])
     if beyond_stated(query, passage.text):
         return Specific("beyond", False, [])
-    # (the text alone: every account section's title names seats)
-    money = _MONEY_STEMS & set(tokenize(passage.text))
-    if asks_cost(query) and not _MORE_QUESTIONS.search(query) and not money:
+    if asks_cost(query) and not _MORE_QUESTIONS.search(query) and not _speaks_of_money(passage):
         return Specific("price", False, [])
     kept = kept_thing(query)
     if kept and not _MORE_QUESTIONS.search(query) and kept[-1] not in tokenize(passage.lexical):
