@@ -713,6 +713,10 @@ class Agent:
         if acted.query is not None or is_question(turn.text):
             # What a follow-up's "it" refers to: the question searched, or else the one asked.
             state["last_question"] = (acted.query or turn.text)[:500]
+        # What the turn answered from, for a short message after it (followup_query.carries_on):
+        # an answer told (not one the reply gate refused and queued for a person).
+        answered = decision.move == "answer" and not acted.escalate and not acted.unanswered
+        state["last_answered"] = [f.key for f in acted.facts] if answered else []
         if decision.move == "decline":
             # Requests the pack does not cover, kept for whoever extends the pack.
             state.setdefault("uncovered", []).append(turn.text)

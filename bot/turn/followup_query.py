@@ -30,6 +30,11 @@ its product alone ("Acme Pipelines for how many days" finds the trial entry). On
 to ask anything else is read with the products the last question names, or alone. A message
 that names a subject of its own ("and how do I reset my password?") is read alone.
 
+A short message after an answer that says only words of the passage that answered ("can we
+pick eu" after the data location was answered) carries on from it (:func:`carries_on`): the scope
+check keeps it in scope when, searched alone, the same passage answers it. "X, same deal?" naming
+a product or a plan asks the last question again of it.
+
 A follow-up that asks the last question again of another product is answered only from a
 passage that names that product or none: "can monitor send alerts to slack?" then "pipelines
 too?" is not answered with the Monitor entry (:func:`query_for`).
@@ -39,9 +44,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from bot.extend.retriever import Fact, QueryVector, Retriever
 from bot.packs import Pack
+from bot.packs.sections import keyed_paragraphs
 from bot.text import content_tokens, matching, normalise, tokens
 from bot.turn import answerable
 from bot.turn.turn import ConversationState
@@ -53,16 +60,18 @@ _BACK = re.compile(r"\b(it|its|it's|that|this|these|those|they|them|one|ones|oth
 
 
 #: Words read off a pack once, by what they are and id(pack); the pack is kept alive with them.
-_held: dict[tuple[str, int], tuple[Pack, frozenset[str]]] = {}
+_held: dict[tuple[str, int], tuple[Pack, Any]] = {}
+_Read = TypeVar("_Read")
 
 
-def _once(kind: str, pack: Pack, read: Callable[[Pack], frozenset[str]]) -> frozenset[str]:
+def _once(kind: str, pack: Pack, read: Callable[[Pack], _Read]) -> _Read:
     held = _held.get((kind, id(pack)))
     if held is None or held[0] is not pack:
         if len(_held) > 64:
             _held.clear()
         held = _held[(kind, id(pack))] = (pack, read(pack))
-    return held[1]
+    result: _Read = held[1]
+    return result
 
 
 def _pack_words(pack: Pack) -> frozenset[str]:
@@ -95,6 +104,37 @@ def _new_subject(pack: Pack, text: str) -> bool:
     :data:`NEW_SUBJECT_LETTERS` letters or more): "does it work with Kubernetes?" moves on."""
     known = _pack_words(pack) | _NO_SUBJECT
     return any(len(w) >= NEW_SUBJECT_LETTERS and w not in known for w in content_tokens(text))
+
+
+#: Words of talk that name nothing ("from how many places though?").
+_TALK = frozenset("though tho then anyway anyways really actually exactly".split())
+
+
+def carries_on(pack: Pack, text: str, state: ConversationState) -> bool:
+    """Whether ``text`` is a short message after an answer whose every word is one the passage
+    that answered says (in its text, title or asked questions): "can we pick eu" after "where
+    is our data stored" (the data entry's "Can I pick Europe or America"), "from how many places
+    though??" after the checks section ("From how many places do you test our website?"). The
+    scope check keeps such a message in scope when, searched alone, it is answered from that
+    same passage (``ScopeCheck``). Small talk says a word the last answer does not ("how old are
+    you" after a trial question), and after a declined or unanswered turn nothing carries on
+    ("and in rome?" after a question on the weather)."""
+    answered = state.get("last_answered") or []
+    # (one word alone is no follow-up: "test" after the checks section tests the chat)
+    if not answered or not 2 <= len(tokens(text)) <= MAX_WORDS:
+        return False
+    words, vouched = _said(text), _vouched(pack)
+    last = frozenset().union(*(vouched.get(key, frozenset()) for key in answered))
+    return bool(words) and words <= last
+
+
+def _said(text: str) -> set[str]:
+    """The words of ``text`` that could name something: not talk, nobody or a verb's particle."""
+    return set(content_tokens(text)) - _FILLERS - _NO_SUBJECT - _TALK - _PARTICLES
+
+
+#: A verb's particles, which name nothing ("what if nobody picks up?").
+_PARTICLES = frozenset("up out off down over back away".split())
 
 
 #: A message that goes on from the last question: "and for how many days", "ok and what if
@@ -169,6 +209,15 @@ _ALSO = re.compile(
     r"\s+(?:too|as\s+well)\W*$",
     re.IGNORECASE,
 )
+#: ...or asks whether the answer goes for it too: "and pipelines, same deal?", "monitor same?".
+_SAME_AFTER = re.compile(
+    r"^\W*(?:(?:and|ok|okay|so)\W+)*"
+    # (no verb among its words: "monitor is the same" tells, it does not ask)
+    r"(?P<what>(?![^,?]*\b(?:is|are|was|were|does|do|did|can|will|looks?|seems?|stays?|feels?"
+    r"|i|we|you|it)\b)(?:[\w-]+\s+){0,2}[\w-]+)"
+    r"\s*,?\s+(?:the\s+)?same(?:\s+(?:deal|thing|there|story))?\W*$",
+    re.IGNORECASE,
+)
 #: What such a follow-up may ask about instead: a plan or a tier (besides a product).
 _PLAN = re.compile(r"\b(?:plan|plans|tier|tiers)\b", re.IGNORECASE)
 
@@ -178,7 +227,7 @@ def switches_subject(pack: Pack, text: str) -> bool:
     or plan ("same for status pages?"); "what about refunds?" moves on."""
     if len(tokens(text)) > MAX_WORDS:
         return False
-    found = _SWITCH.search(text) or _ALSO.search(text)
+    found = _SWITCH.search(text) or _ALSO.search(text) or _SAME_AFTER.search(text)
     if found is None:
         return False
     return bool(_products(pack, found["what"])) or _PLAN.search(found["what"]) is not None
@@ -273,6 +322,20 @@ async def query_for(
         if checked is not None and checked.facts and not _speaks_for(pack, checked.facts[0], text):
             return text, "follow-up alone"
     return query, query_from
+
+
+def _vouched(pack: Pack) -> dict[str, frozenset[str]]:
+    """Each passage's words: its title and text, and the questions the pack says it answers
+    (its ``asked`` list and, for an FAQ entry, its keywords), by key (once per pack)."""
+    return _once("vouched", pack, _vouched_words)
+
+
+def _vouched_words(pack: Pack) -> dict[str, frozenset[str]]:
+    texts = {f.key: f"{f.question} {f.answer} {' '.join(f.keywords + f.asked)}" for f in pack.faq}
+    for doc in pack.documents:
+        for key, heading, para in keyed_paragraphs(doc.key, doc.text):
+            texts[key] = f"{doc.title} {heading} {para} {' '.join(doc.asked.get(heading, []))}"
+    return {key: frozenset(tokens(text)) for key, text in texts.items()}
 
 
 def _speaks_for(pack: Pack, fact: Fact, text: str) -> bool:

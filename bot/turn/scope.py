@@ -42,6 +42,7 @@ from bot.text import (
     tokens,
     without_phrases,
 )
+from bot.turn import answerable
 from bot.turn.anchor import anchors
 from bot.turn.domain import (
     CrossDomain,
@@ -52,7 +53,7 @@ from bot.turn.domain import (
     fit_across,
     outside_lines,
 )
-from bot.turn.followup_query import continues, refers_back
+from bot.turn.followup_query import carries_on, continues, refers_back
 from bot.turn.reading import Readers, bare_request
 from bot.turn.turn import ConversationState, Scope
 
@@ -322,6 +323,9 @@ class ScopeCheck:
             # asks about the question before.
             scope["rule"] = "follow-up"
             return scope
+        if await self._carries_on(text, state):
+            scope["rule"] = "follow-up"
+            return scope
         domain, vector = await self.domain(), await self._embed(text)
         if domain is None or vector is None:
             scope["rule"] = f"keyword-only:{NO_MATCH}"
@@ -481,6 +485,18 @@ class ScopeCheck:
         if reading.answer != NONE or reading.confidence < self.pack.gates["intent"]:
             return None
         return f"{NONE} {reading.confidence:.2f}"
+
+    async def _carries_on(self, text: str, state: ConversationState) -> bool:
+        """Whether ``text`` carries on from the last answer (:func:`carries_on`: "can we pick
+        eu" after the data location was answered) and, searched alone, is answered from the
+        same passage: a short message kept in scope for the last answer's sake is never then
+        answered from another ("how long?" after the logs section would find the trial)."""
+        if self.retriever is None or not carries_on(self.pack, text, state):
+            return False
+        checked = await answerable.check(self.retriever, text, self.pack.gates[answerable.GATE])
+        if checked is None or not checked.answers or not checked.facts:
+            return False
+        return checked.facts[0].key in (state.get("last_answered") or [])
 
     async def _across_margin(self, text: str) -> tuple[float, float] | None:
         """The message's margin in the retriever's multilingual space and the threshold, or

@@ -57,6 +57,7 @@ class ConversationState(TypedDict, total=False):
     offered_person: str  # the offer of a person: "offered", then "accepted" or "declined"
     flow: dict[str, Any]  # the active flow's progress (bot.flows.engine.start_progress)
     last_question: str  # the last query knowledge search read, for a follow-up to join
+    last_answered: list[str]  # the keys of the facts the last turn answered from (none: [])
     escalation_menu: list[dict[str, str]]  # the menu's desks and labels, for the click (waiting)
     email_codes: dict[str, dict[str, Any]]  # one-time codes by email (bot.flows.steps.emailcode)
     email_code_sends: list[float]  # when this conversation's codes were sent (their cap)

@@ -38,13 +38,38 @@ _FREQUENCY_ASKED = re.compile(r"\bhow\s+(?:often|frequently)\b", re.IGNORECASE)
 LENGTH_HELD = re.compile(rf"(?<!every )\b{LENGTH}", re.IGNORECASE)
 _FREQUENCY_HELD = re.compile(rf"\b(?:{_PERIOD}|{NUMBER}\s+times\b)", re.IGNORECASE)
 _COUNT_ASKED = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+_TIME_UNIT = r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
+#: The most or the least of a thing someone may have, asked: "what's the most websites we can
+#: watch?", "max concurrent jobs we get", "max seats on the business plan?" (a plural, then who
+#: has them, where or nothing). Not "the most common reason" or "the most popular
+#: integrations" (a superlative), "which plan has the most features", "Max needs our invoices"
+#: or "Max says we need a card" (a name, then a verb), "max days logs are kept" (a length) or
+#: "max costs per month" (a price).
+_NOT_COUNTED = (
+    r"(?!(?:costs?|prices?|fees?|charges?|says|thinks|wants|needs|asks|tells|gets|goes|does|has"
+    rf"|is|was|knows|reckons|said|told|asked)\b)(?!{_TIME_UNIT})"
+)
+_PLURAL_AFTER = (
+    rf"{_NOT_COUNTED}(?P<most>[a-z]+s)\b\s*"
+    r"(?=(?:we|i|you|one|that|can|per|on|in|allowed|included|at\s+once)\b|\?|$)"
+)
 _LIMIT_ASKED = re.compile(
     r"^\s*(?:what|whats|what's|which|how)\b.*\b(?:maximum|minimum|max|min|limit|limits"
     r"|number\s+of)\b"
     # the question begun on its figure: "max number of jobs that can run in parallel?"
     # (not a number of days: "max number of days logs are kept?" asks how long)
     r"|^\s*(?:the\s+)?(?:maximum|minimum|max|min)\s+(?:number|amount|count|size)\s+of\b"
-    r"(?!\s+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)",
+    rf"(?!\s+{_TIME_UNIT})",
+    re.IGNORECASE,
+)
+_MOST_ASKED = re.compile(
+    r"(?:^\s*(?:what|whats|what's|how)\b(?!.*\b(?:has|have|offers?|gives?|includes?)\s+the"
+    r"\s+most\b).*\bthe\s+most"
+    # (a word before the plural only where who may have them follows: "the most status pages
+    # we can publish", not "the most popular integrations")
+    rf"(?:\s+{_NOT_COUNTED}[a-z]+(?=\s+[a-z]+s\s+(?:we|i|you|one|can|allowed)\b))?"
+    rf"|^\s*(?:the\s+)?(?:maximum|minimum|max|min)\s+(?:{_NOT_COUNTED}[a-z]+\s+)?)\s*"
+    rf"{_PLURAL_AFTER}",
     re.IGNORECASE,
 )
 #: What a count question counts: the first word after "how many" or "number of" that is not an
@@ -122,7 +147,7 @@ def asked_value(question: str) -> str | None:
         return "duration"
     if _FREQUENCY_ASKED.search(question):
         return "frequency"
-    if _COUNT_ASKED.search(question) or _LIMIT_ASKED.search(question):
+    if any(p.search(question) for p in (_COUNT_ASKED, _LIMIT_ASKED, _MOST_ASKED)):
         return "count"
     if _MONEY_ASKED.search(question):
         return "money"
@@ -148,10 +173,14 @@ _COUNTED_AS = {
 
 
 def counted(question: str) -> str | None:
-    """The stem of what a count question counts ("how many websites": "website"), or None when
-    it names nothing after "how many" / "number of"."""
+    """The stem of what a count question counts ("how many websites": "website"; "max concurrent
+    jobs": "job"), or None when it names nothing after "how many", "number of", "the most" or
+    "max"."""
     found = _COUNTED.search(question)
-    return stem(found.group(1).lower()) if found else None
+    if found:
+        return stem(found.group(1).lower())
+    most = _MOST_ASKED.search(question)
+    return stem(most.group("most").lower()) if most and most.group("most") else None
 
 
 def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
