@@ -99,6 +99,12 @@ FRESH89 = Path(__file__).parent / "data" / "acme_fresh89.jsonl"
 FRESH90 = Path(__file__).parent / "data" / "acme_fresh90.jsonl"
 FRESH91 = Path(__file__).parent / "data" / "acme_fresh91.jsonl"
 FRESH92 = Path(__file__).parent / "data" / "acme_fresh92.jsonl"
+FRESH93 = Path(__file__).parent / "data" / "acme_fresh93.jsonl"
+FRESH94 = Path(__file__).parent / "data" / "acme_fresh94.jsonl"
+FRESH95 = Path(__file__).parent / "data" / "acme_fresh95.jsonl"
+FRESH96 = Path(__file__).parent / "data" / "acme_fresh96.jsonl"
+FRESH97 = Path(__file__).parent / "data" / "acme_fresh97.jsonl"
+FRESH98 = Path(__file__).parent / "data" / "acme_fresh98.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -855,6 +861,55 @@ FRESH92_FLOORS = {
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
 }
 
+# The nineteenth round's six sets (README, "The nineteenth round").
+FRESH93_FLOORS = {
+    "answer": (32 / 37, 0),  # measured 33 of 37 (held out 32)
+    "unanswerable": (8 / 13, 2),  # measured 9 of 13, 2 wrong (held out 9, 2 wrong)
+    "out_of_scope": (6 / 8, 0),  # measured 6 of 8 (held out 6)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
+FRESH94_FLOORS = {
+    "answer": (32 / 40, 0),  # measured 33 of 40 (held out 33)
+    "unanswerable": (11 / 15, 1),  # measured 12 of 15, 1 wrong (held out 11, 2 wrong)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH95_FLOORS = {
+    "answer": (29 / 39, 0),  # measured 30 of 39 (held out 29)
+    "unanswerable": (11 / 15, 2),  # measured 12 of 15, 2 wrong (held out 11, 3 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+    "person": (4 / 5, 0),  # measured 4 of 5 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
+FRESH96_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 31)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH97_FLOORS = {
+    "answer": (27 / 40, 2),  # measured 28 of 40, 2 wrong (held out 28, 2 wrong)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (4 / 5, 0),  # measured 4 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH98_FLOORS = {
+    "answer": (28 / 38, 0),  # measured 29 of 38 (held out 29)
+    "unanswerable": (11 / 15, 1),  # measured 12 of 15, 1 wrong (held out 12, 1 wrong)
+    "out_of_scope": (2 / 10, 0),  # measured 2 of 10 (held out 2)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (8 / 10, 0),  # measured 8 of 10 (held out 8)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -940,6 +995,12 @@ SETS = {
     FRESH90: FRESH90_FLOORS,
     FRESH91: FRESH91_FLOORS,
     FRESH92: FRESH92_FLOORS,
+    FRESH93: FRESH93_FLOORS,
+    FRESH94: FRESH94_FLOORS,
+    FRESH95: FRESH95_FLOORS,
+    FRESH96: FRESH96_FLOORS,
+    FRESH97: FRESH97_FLOORS,
+    FRESH98: FRESH98_FLOORS,
 }
 
 
