@@ -373,6 +373,13 @@ _ASKS_PERSON = re.compile(
     # "are there any actual engineers on this chat?"
     r"|\b(?:are|is)\s+there\s+(?:any\s+|an?\s+)?(?:actual|real|live)\s+(?:people|persons?|humans?"
     r"|engineers?|agents?|staff)\b"
+    # "page a human plz", "get me a human" (not "can monitor page a human on call?")
+    r"|\b(?:page|get|fetch|find)\s+(?:me\s+|us\s+)?(?:a\s+)?(?:real\s+|actual\s+|live\s+)?"
+    r"human\b(?=\s*(?:please|pls|plz|now|asap|[^\w\s-]|$))"
+    # "anyone live there rn", "is somebody real on this chat?"
+    r"|(?:^\W*|\b(?:is|are)\s+)(?:anyone|anybody|someone|somebody)\s+(?:live|real|human)\s+"
+    r"(?:there|here|around"
+    r"|on\s+(?:this|the)\s+(?:chat|line|other\s+end))\b"
     # "is anyone from acme actually there??": whether a person is there at all, not a greeting
     # ("hey, anyone around?")
     r"|\b(?:is|are)\s+(?:there\s+)?(?:anyone|anybody|someone|somebody)\s+(?:(?:from|at|on)\s+"

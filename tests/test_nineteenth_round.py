@@ -4,7 +4,8 @@ one the answering passage says carries on from it, and stays in scope when alone
 answers it ("can we pick eu" after the data location); small talk, a message after a declined
 turn, or one another passage answers, does not; "and pipelines, same deal?" asks the last
 question again of a product; and "the most websites we can watch" or "max concurrent jobs" asks
-a count that a passage with no number of it does not answer."""
+a count that a passage with no number of it does not answer; "page a human plz" and "anyone live
+there rn" ask for a person."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aiohttp.test_utils import TestClient
 from gatebot_knowledge.figures import asked_value, counted
 
 from bot.packs import Pack
+from bot.text import asks_for_person
 from bot.turn.followup_query import carries_on, switches_subject
 from tests.test_eleventh_round import _unasserted
 from tests.test_retrieval_understanding import _cited, _turns
@@ -85,3 +87,19 @@ async def test_the_most_of_a_thing_asks_a_count(client: TestClient) -> None:
     await _unasserted(client, "whats the most websites we can watch on the free plan?")
     await _unasserted(client, "max concurrent jobs we get")
     await _unasserted(client, "max seats on the business plan?")  # not "Two-factor"
+
+
+def test_a_person_asked_for_in_these_words() -> None:
+    for text in (
+        "page a human plz 🙏",
+        "get me a human",
+        "anyone live there rn",
+        "Anyone live on the chat?",
+    ):
+        assert asks_for_person(text), text
+    for text in (
+        "can monitor page a human on call?",
+        "can we get a human-readable log of each job?",
+        "we need someone live there to watch the servers",
+    ):
+        assert not asks_for_person(text), text
