@@ -246,11 +246,12 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
         return f"{subject(pack, last)} {text}", "follow-up"
     if switches_subject(pack, text):
         return f"{last} {text}", "follow-up"
-    if _MORE_OF_IT.search(text) and continues(pack, text):
+    goes_on = continues(pack, text)
+    if goes_on and _MORE_OF_IT.search(text):
         # One question with the last, not two: read alone, the last question's sentence would
         # find its own answer again.
         return f"{last.rstrip(' ?!.')} {text}", "follow-up"
-    if continues(pack, text) and _products(pack, last):
+    if goes_on and _products(pack, last):
         return f"{subject(pack, last)} {text}", "follow-up"
     return text, "message"
 
@@ -272,20 +273,19 @@ async def better_alone(
     pack: Pack,
     retriever: Retriever,
     text: str,
-    joined: str,
+    joined: answerable.Checked | None,
     last: str,
     threshold: float,
     vector: QueryVector | None = None,
 ) -> bool:
-    """Whether the follow-up ``text`` is answered searched alone where ``joined`` (the last
-    question's subject, then ``text``) is not (see the module docstring). Only a follow-up pays
-    for the second check."""
+    """Whether the follow-up ``text`` is answered searched alone where the joined query (the
+    last question's subject, then ``text``; ``joined`` is its check) is not (see the module
+    docstring). Only a follow-up pays for the second check."""
     if not _products(pack, last):
         # The subject was the whole last question: a follow-up that its words do not answer
         # has moved on, and alone it could land on any entry ("do I need a card for it?").
         return False
-    with_subject = await answerable.check(retriever, joined, threshold)
-    if with_subject is None or with_subject.answers:
+    if joined is None or joined.answers:
         return False
     alone = await answerable.check(retriever, text, threshold, vector=vector)
     if alone is None or not alone.answers or not alone.facts:
@@ -311,16 +311,19 @@ async def query_for(
     which the turn made anyway)."""
     query, query_from = retrieval_query(pack, text, state)
     last = state.get("last_question")
-    if (
-        query_from == "follow-up"
-        and last
-        and await better_alone(pack, retriever, text, query, last, threshold)
-    ):
+    if query_from != "follow-up" or not last:
+        return query, query_from
+    named, switch = bool(_products(pack, last)), switches_subject(pack, text)
+    if not (named or switch):
+        return query, query_from
+    # The joined query's check, made once for both readings below.
+    joined = await answerable.check(retriever, query, threshold)
+    if named and await better_alone(pack, retriever, text, joined, last, threshold, vector):
         return text, "follow-up alone"
-    if query_from == "follow-up" and switches_subject(pack, text):
-        checked = await answerable.check(retriever, query, threshold)
-        if checked is not None and checked.facts and not _speaks_for(pack, checked.facts[0], text):
-            return text, "follow-up alone"
+    speaks = joined is None or not joined.facts or _speaks_for(pack, joined.facts[0], text)
+    if switch and not speaks:
+        # (a switch answered only from a passage naming the product switched to, or none)
+        return text, "follow-up alone"
     return query, query_from
 
 
