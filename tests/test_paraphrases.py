@@ -105,6 +105,12 @@ FRESH95 = Path(__file__).parent / "data" / "acme_fresh95.jsonl"
 FRESH96 = Path(__file__).parent / "data" / "acme_fresh96.jsonl"
 FRESH97 = Path(__file__).parent / "data" / "acme_fresh97.jsonl"
 FRESH98 = Path(__file__).parent / "data" / "acme_fresh98.jsonl"
+FRESH99 = Path(__file__).parent / "data" / "acme_fresh99.jsonl"
+FRESH100 = Path(__file__).parent / "data" / "acme_fresh100.jsonl"
+FRESH101 = Path(__file__).parent / "data" / "acme_fresh101.jsonl"
+FRESH102 = Path(__file__).parent / "data" / "acme_fresh102.jsonl"
+FRESH103 = Path(__file__).parent / "data" / "acme_fresh103.jsonl"
+FRESH104 = Path(__file__).parent / "data" / "acme_fresh104.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -910,6 +916,54 @@ FRESH98_FLOORS = {
     "action": (8 / 10, 0),  # measured 8 of 10 (held out 8)
 }
 
+FRESH99_FLOORS = {
+    "answer": (33 / 40, 0),  # measured 34 of 40 (held out 34)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 12, 3 wrong)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
+FRESH100_FLOORS = {
+    "answer": (38 / 40, 0),  # measured 39 of 40 (held out 38)
+    "unanswerable": (12 / 15, 2),  # measured 13 of 15, 2 wrong (held out 13, 2 wrong)
+    "out_of_scope": (6 / 10, 0),  # measured 6 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
+FRESH101_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 30)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (6 / 10, 0),  # measured 6 of 10 (held out 6)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
+FRESH102_FLOORS = {
+    "answer": (25 / 40, 1),  # measured 26 of 40, 1 wrong (held out 25, 2 wrong)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH103_FLOORS = {
+    "answer": (34 / 37, 0),  # measured 35 of 37 (held out 34)
+    "unanswerable": (12 / 15, 2),  # measured 13 of 15, 2 wrong (held out 13, 2 wrong)
+    "out_of_scope": (4 / 10, 0),  # measured 4 of 10 (held out 4)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH104_FLOORS = {
+    "answer": (33 / 39, 0),  # measured 34 of 39 (held out 31)
+    "unanswerable": (11 / 14, 1),  # measured 12 of 14, 1 wrong (held out 12, 1 wrong)
+    "out_of_scope": (6 / 10, 0),  # measured 6 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -1001,6 +1055,12 @@ SETS = {
     FRESH96: FRESH96_FLOORS,
     FRESH97: FRESH97_FLOORS,
     FRESH98: FRESH98_FLOORS,
+    FRESH99: FRESH99_FLOORS,
+    FRESH100: FRESH100_FLOORS,
+    FRESH101: FRESH101_FLOORS,
+    FRESH102: FRESH102_FLOORS,
+    FRESH103: FRESH103_FLOORS,
+    FRESH104: FRESH104_FLOORS,
 }
 
 

@@ -128,6 +128,43 @@ def carries_on(pack: Pack, text: str, state: ConversationState) -> bool:
     return bool(words) and words <= last
 
 
+#: The first clause of a message that asks the last question again of something else: "what
+#: about teams?", "and phone calls? need something that wakes people", "SMS too?". (A bare "and
+#: X" names one to three words and no verb: "and is it encrypted" asks something new.)
+_AGAIN = re.compile(
+    r"^\W*(?:(?:oh|ok|okay|so|great|cool|nice|lovely|brilliant|perfect|thanks|thank\s+you)\W+)*"
+    r"(?:(?:and|or)\s+)?(?:(?:what|how)\s+about|(?:is\s+it\s+)?the\s+same\s+for)\s+(?P<what>.+)$"
+    r"|^\W*(?:(?:ok|okay|so)\W+)*and\s+(?:(?:by|via|through|over|with|in)\s+)?"
+    r"(?P<also>(?!(?:is|are|does|do|can|will|how|what|i|we|you|it)\b)(?:[\w-]+\s+){0,2}?[\w-]+)"
+    r"(?:\s+(?:too|also|as\s+well))?\s*$",
+    re.IGNORECASE,
+)
+#: Words of thanks and delight, a clause of talk before the question ("oh lovely! and ...").
+_THANKS = frozenset("oh lovely nice brilliant great thank thanks awesome wonderful".split())
+#: Words that only qualify what is named ("what about plain SMS", "an actual phone call").
+_PLAIN = frozenset("plain regular normal simple ordinary actual real good old just".split())
+
+
+def asks_again_of_answer(pack: Pack, text: str, state: ConversationState) -> bool:
+    """Whether ``text`` asks the last question again of something the passage that answered it
+    names: "what about teams? our publisher is on teams" after "can monitor send alerts to
+    slack" was answered from the entry that lists Microsoft Teams. Searched alone, "teams" finds
+    the pricing entry ("paid plans per team"); with the last question, the alerts entry. What it
+    names must be words of that passage (as :func:`carries_on` reads them): "and the grace
+    period?" after the trial's answer names the workspace deletion's, and moves on."""
+    answered = state.get("last_answered") or []
+    clauses = [c.strip() for c in re.split(r"[?!.]", text, maxsplit=2) if c.strip()]
+    if clauses and not _said(clauses[0]) - _THANKS:
+        # (the first clause, or the second after one of talk: "oh lovely! and what about Teams?")
+        clauses = clauses[1:]
+    found = _AGAIN.search(clauses[0]) if answered and clauses else None
+    if found is None or len(tokens(found[0])) > MAX_WORDS:
+        return False
+    words = _said(found["what"] or found["also"]) - _PLAIN - {"too", "also"}
+    last = frozenset().union(*(_vouched(pack).get(key, frozenset()) for key in answered))
+    return 0 < len(words) <= 3 and words <= last
+
+
 def _said(text: str) -> set[str]:
     """The words of ``text`` that could name something: not talk, nobody or a verb's particle."""
     return set(content_tokens(text)) - _FILLERS - _NO_SUBJECT - _TALK - _PARTICLES
@@ -242,6 +279,8 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
     last = state.get("last_question")
     if not last:
         return text, "message"
+    if asks_again_of_answer(pack, text, state):
+        return f"{last} {text}", "follow-up"
     if refers_back(pack, text):
         return f"{subject(pack, last)} {text}", "follow-up"
     if switches_subject(pack, text):
@@ -328,7 +367,7 @@ async def query_for(
 
 
 def _vouched(pack: Pack) -> dict[str, frozenset[str]]:
-    """Each passage's words: its title and text, and the questions the pack says it answers
+    """Each passage's words: its heading and text, and the questions the pack says it answers
     (its ``asked`` list and, for an FAQ entry, its keywords), by key (once per pack)."""
     return _once("vouched", pack, _vouched_words)
 
@@ -337,7 +376,9 @@ def _vouched_words(pack: Pack) -> dict[str, frozenset[str]]:
     texts = {f.key: f"{f.question} {f.answer} {' '.join(f.keywords + f.asked)}" for f in pack.faq}
     for doc in pack.documents:
         for key, heading, para in keyed_paragraphs(doc.key, doc.text):
-            texts[key] = f"{doc.title} {heading} {para} {' '.join(doc.asked.get(heading, []))}"
+            # (not the document's title: "Accounts, seats and sign-in" names every section's
+            # neighbours, and "what about sign-in?" after the roles section moves on)
+            texts[key] = f"{heading} {para} {' '.join(doc.asked.get(heading, []))}"
     return {key: frozenset(tokens(text)) for key, text in texts.items()}
 
 

@@ -37,3 +37,14 @@ def is_english(word: str) -> bool:
     """Whether ``word`` (lower case) is an English word, spelled right."""
     counts = _counts()
     return counts is not None and counts.get(word, 0) >= MIN_COUNT
+
+
+#: A word this common is said, not named, even in capitals: "builds are SLOW", "deploys take
+#: FOREVER" (slow 101,934, forever 59,493); "SWIFT" (6,378) or "Azure" (494) may name a thing.
+COMMON_COUNT = 10_000
+
+
+def is_common(word: str) -> bool:
+    """Whether ``word`` (lower case) is a common English word (see :data:`COMMON_COUNT`)."""
+    counts = _counts()
+    return counts is not None and counts.get(word, 0) >= COMMON_COUNT

@@ -134,10 +134,41 @@ _MONEY_HELD = re.compile(
     r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:usd|eur|gbp|dollars?|euros?|pounds?)\b", re.IGNORECASE
 )
 
+#: A question that asks which places by name: "which countries are the check locations in",
+#: "what region is our data in" (a country or a region answers it: "the EU or the US")...
+_PLACE_ASKED = re.compile(
+    r"\b(?:which|what)\s+(?:countr(?:y|ies)|regions?|continents?)\b", re.IGNORECASE
+)
+#: ...or a city or a data centre: "which data center hosts us", "where in the EU exactly, like
+#: Frankfurt?" ("the EU" does not answer where in it).
+_SITE_ASKED = re.compile(
+    r"\b(?:which|what)\s+(?:cit(?:y|ies)|data\s*cent(?:er|re)s?)\b"
+    r"|\bwhere\s+in\s+(?:the\s+)?(?:eu|e\.u\.|europe|us|u\.s\.|usa|america)\b"
+    # ("which country exactly?" after the EU was said)
+    r"|\b(?:which|what)\s+countr(?:y|ies)\b.*\bexactly\b|\bexactly\s+which\s+countr",
+    re.IGNORECASE,
+)
+#: Places a help page names: regions and countries, then the cities data centres are in. (A
+#: pack naming another says it in words this list lacks; its "which city" questions then read as
+#: unanswered, the safe side.)
+_PLACE_HELD = re.compile(
+    r"\b(?:EU|E\.U\.|US|U\.S\.|USA|UK|EEA|APAC|EMEA|LATAM|Europe|European|America|American"
+    r"|Asia|Africa|Oceania|Australia|Canada|Mexico|Brazil|Germany|France|Ireland|Netherlands"
+    r"|Switzerland|Sweden|Finland|Norway|Spain|Italy|Poland|India|Japan|Korea|Singapore|China"
+    r"|Indonesia|Israel|Bahrain|UAE)\b"
+)
+_SITE_HELD = re.compile(
+    r"\b(?:Frankfurt|Dublin|London|Paris|Amsterdam|Stockholm|Milan|Zurich|Madrid|Warsaw"
+    r"|Helsinki|Virginia|Ohio|Oregon|California|Iowa|Montreal|Toronto|Sao\s+Paulo|São\s+Paulo"
+    r"|Tokyo|Osaka|Seoul|Singapore|Sydney|Melbourne|Mumbai|Delhi|Jakarta|Hong\s+Kong"
+    r"|Cape\s+Town|Tel\s+Aviv)\b"
+)
+
 
 def asked_value(question: str) -> str | None:
     """``"duration"``, ``"frequency"``, ``"count"``, ``"money"``, ``"charge"`` (whether
-    something costs on top) or None: the kind of value
+    something costs on top), ``"place"`` (a country or region), ``"site"`` (a city or data
+    centre) or None: the kind of value
     ``question`` asks for. A question
     about where or how to find a value asks for a place or a way, not the value ("where can I
     see how long my route is")."""
@@ -153,6 +184,10 @@ def asked_value(question: str) -> str | None:
         return "money"
     if _CHARGE_ASKED.search(question):
         return "charge"
+    if _SITE_ASKED.search(question):
+        return "site"
+    if _PLACE_ASKED.search(question):
+        return "place"
     return None
 
 
@@ -194,6 +229,10 @@ def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
         return _MONEY_HELD.search(text) is not None
     if kind == "charge":
         return _CHARGE_HELD.search(text) is not None
+    if kind == "site":
+        return _SITE_HELD.search(text) is not None
+    if kind == "place":
+        return _PLACE_HELD.search(text) is not None or _SITE_HELD.search(text) is not None
     # A count: any number that is not a length of time ("seven days" says how long, not how
     # many), or a list that can be counted ("owner, admin, member or viewer").
     rest = DURATION_HELD.sub(" ", text)

@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+from gatebot_knowledge.dictionary import is_common
 from gatebot_knowledge.lexical import CHAT_STEMS, QUERY_STOPWORDS, STOPWORDS, tokenize
 
 #: Fewer of the pack's own questions than this: too few to place a bar, the shipped head stands.
@@ -294,6 +295,8 @@ def unseen_names(
         if word.lower() in providers:
             continue
         letters = [c for c in word if c.isalpha()]
+        if _shouted(query, match.start(), word):
+            continue
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
         capital = capitals and any(c.isupper() for c in word)
         capital = capital and (
@@ -310,6 +313,23 @@ def unseen_names(
     return names
 
 
+#: What comes before a name: "alerts via LINE", "notifications over WINDOWS", "is it on STEAM".
+_BEFORE_A_NAME = re.compile(
+    r"\b(?:via|through|thru|to|into|over|with|on|in|using|from|for|and|or|like|than|vs)\W*$",
+    re.IGNORECASE,
+)
+
+
+def _shouted(query: str, at: int, word: str) -> bool:
+    """Whether ``word`` (at ``at`` in ``query``) is a common word in capitals said loudly ("builds
+    are SLOW", "deploys take FOREVER"), not a name: four letters or more (ARM is too short to
+    tell), no word of :data:`NAMES_LIKE_WORDS`, and not where a name goes ("alerts via LINE")."""
+    letters = [c for c in word if c.isalpha()]
+    if len(letters) < 4 or not word.isupper() or word.lower() in NAMES_LIKE_WORDS:
+        return False
+    return is_common(word.lower()) and not _BEFORE_A_NAME.search(query[:at])
+
+
 #: What the customer signs in through ("we log in through Okta", "our company signs in via Azure
 #: AD", "Okta SSO"): their identity provider, whatever its name.
 _SIGNED_IN = re.compile(
@@ -324,7 +344,7 @@ _SIGNED_IN = re.compile(
 #: company login goes through Okta"): read apart, as "SAML SSO" is read by the pattern above.
 _SIGNED_ON_WITH = re.compile(
     r"\b(?:SSO|single\s+sign-on|login|log-in)\s+(?:goes\s+|runs\s+|is\s+)?(?:against|with|via"
-    r"|through|thru|using)\s+(?:our\s+|an\s+|the\s+)?([A-Za-z0-9][\w.\-]*)",
+    r"|through|thru|using)\s+(?:our\s+|an\s+|the\s+)?([A-Za-z0-9][\w.\-]*(?:\s+(?-i:[A-Z]{2})\b)?)",
     re.IGNORECASE,
 )
 
@@ -337,10 +357,19 @@ def _sign_in_providers(query: str, known: dict[str, int]) -> set[str]:
     if not all(w in known for w in tokenize("identity provider")):
         return set()
     found = set()
-    for match in chain(_SIGNED_IN.finditer(query), _SIGNED_ON_WITH.finditer(query)):
+    for match in chain(_SIGNED_IN.finditer(query), _overlapping(_SIGNED_ON_WITH, query)):
         said = next(g for g in match.groups() if g)
         found |= {w.lower().strip(".-") for w in said.split()}
     return found
+
+
+def _overlapping(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """Every match of ``pattern``, overlapping ones too: in "we login with SSO through Okta",
+    "login with SSO" names SSO and "SSO through Okta" the provider."""
+    at = 0
+    while (match := pattern.search(text, at)) is not None:
+        yield match
+        at = match.start() + 1
 
 
 #: Places named in the customer's language that the pack writes as an acronym: read as it writes
