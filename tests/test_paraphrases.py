@@ -918,7 +918,7 @@ FRESH98_FLOORS = {
 
 FRESH99_FLOORS = {
     "answer": (33 / 40, 0),  # measured 34 of 40 (held out 34)
-    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 12, 3 wrong)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 12, 3 wrong)
     "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 7)
     "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
     "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
@@ -926,7 +926,7 @@ FRESH99_FLOORS = {
 
 FRESH100_FLOORS = {
     "answer": (38 / 40, 0),  # measured 39 of 40 (held out 38)
-    "unanswerable": (12 / 15, 2),  # measured 13 of 15, 2 wrong (held out 13, 2 wrong)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 13, 2 wrong)
     "out_of_scope": (6 / 10, 0),  # measured 6 of 10 (held out 6)
     "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
     "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
@@ -942,7 +942,7 @@ FRESH101_FLOORS = {
 
 FRESH102_FLOORS = {
     "answer": (25 / 40, 1),  # measured 26 of 40, 1 wrong (held out 25, 2 wrong)
-    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 14, 1 wrong)
     "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 8)
     "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)

@@ -35,6 +35,11 @@ pick eu" after the data location was answered) carries on from it (:func:`carrie
 check keeps it in scope when, searched alone, the same passage answers it. "X, same deal?" naming
 a product or a plan asks the last question again of it.
 
+After an answer, a short clause that asks the last question again of something that passage
+names ("what about teams?" after the Slack alerts were answered from the entry that lists
+Microsoft Teams, "and phone calls?", "SMS too?") is searched with the whole last question, the
+clause alone after it (:func:`again_of_answer`).
+
 A follow-up that asks the last question again of another product is answered only from a
 passage that names that product or none: "can monitor send alerts to slack?" then "pipelines
 too?" is not answered with the Monitor entry (:func:`query_for`).
@@ -128,15 +133,25 @@ def carries_on(pack: Pack, text: str, state: ConversationState) -> bool:
     return bool(words) and words <= last
 
 
-#: The first clause of a message that asks the last question again of something else: "what
-#: about teams?", "and phone calls? need something that wakes people", "SMS too?". (A bare "and
-#: X" names one to three words and no verb: "and is it encrypted" asks something new.)
+#: Talk before a follow-up's words: "oh lovely! and what about Teams?", "thanks, and phone calls?".
+_LEAD = (
+    r"^\W*(?:(?:oh|ok|okay|so|um+|uh+|right|alright|great|cool|nice|lovely|brilliant|perfect"
+    r"|thanks|thank\s+you)\W+)*"
+)
+#: One to three words naming a thing, no verb of asking among them ("and is it encrypted" asks
+#: something new).
+_NAMED = (
+    r"(?!(?:is|are|does|do|can|will|could|would|how|what|i|we|you|it)\b)(?:[\w-]+\s+){0,2}?[\w-]+"
+)
+_VIA = r"(?:(?:by|via|through|over|with|in)\s+)?"
+_TOO = r"(?:\s+(?:too|also|as\s+well))"
+#: The clause of a message that asks the last question again of something else: "what about
+#: teams?", "and phone calls?", "SMS too?" (not "what about if nobody answers?": a new question).
 _AGAIN = re.compile(
-    r"^\W*(?:(?:oh|ok|okay|so|great|cool|nice|lovely|brilliant|perfect|thanks|thank\s+you)\W+)*"
-    r"(?:(?:and|or)\s+)?(?:(?:what|how)\s+about|(?:is\s+it\s+)?the\s+same\s+for)\s+(?P<what>.+)$"
-    r"|^\W*(?:(?:ok|okay|so)\W+)*and\s+(?:(?:by|via|through|over|with|in)\s+)?"
-    r"(?P<also>(?!(?:is|are|does|do|can|will|how|what|i|we|you|it)\b)(?:[\w-]+\s+){0,2}?[\w-]+)"
-    r"(?:\s+(?:too|also|as\s+well))?\s*$",
+    rf"{_LEAD}(?:(?:and|or)\s+)?(?:(?:what|how)\s+about|(?:is\s+it\s+)?the\s+same\s+for)\s+"
+    r"(?!(?:if|when|whether)\b)(?P<what>.+)$"
+    rf"|{_LEAD}and\s+{_VIA}(?P<also>{_NAMED}){_TOO}?\s*$"
+    rf"|{_LEAD}{_VIA}(?P<too>{_NAMED}){_TOO}\s*$",
     re.IGNORECASE,
 )
 #: Words of thanks and delight, a clause of talk before the question ("oh lovely! and ...").
@@ -145,24 +160,25 @@ _THANKS = frozenset("oh lovely nice brilliant great thank thanks awesome wonderf
 _PLAIN = frozenset("plain regular normal simple ordinary actual real good old just".split())
 
 
-def asks_again_of_answer(pack: Pack, text: str, state: ConversationState) -> bool:
-    """Whether ``text`` asks the last question again of something the passage that answered it
-    names: "what about teams? our publisher is on teams" after "can monitor send alerts to
-    slack" was answered from the entry that lists Microsoft Teams. Searched alone, "teams" finds
-    the pricing entry ("paid plans per team"); with the last question, the alerts entry. What it
-    names must be words of that passage (as :func:`carries_on` reads them): "and the grace
-    period?" after the trial's answer names the workspace deletion's, and moves on."""
+def again_of_answer(pack: Pack, text: str, state: ConversationState) -> str | None:
+    """The clause of ``text`` that asks the last question again of something the passage that
+    answered it names, or None: "what about teams" in "what about teams? our publisher is on
+    teams" after "can monitor send alerts to slack" was answered from the entry that lists
+    Microsoft Teams. Searched alone, "teams" finds the pricing entry ("paid plans per team");
+    with the last question, the alerts entry. What it names must be words of that passage's
+    heading, text or asked questions: "and the grace period?" after the trial's answer names the
+    workspace deletion's, and moves on."""
     answered = state.get("last_answered") or []
     clauses = [c.strip() for c in re.split(r"[?!.]", text, maxsplit=2) if c.strip()]
     if clauses and not _said(clauses[0]) - _THANKS:
-        # (the first clause, or the second after one of talk: "oh lovely! and what about Teams?")
-        clauses = clauses[1:]
+        clauses = clauses[1:]  # the first clause was talk: "oh lovely! and what about Teams?"
     found = _AGAIN.search(clauses[0]) if answered and clauses else None
     if found is None or len(tokens(found[0])) > MAX_WORDS:
-        return False
-    words = _said(found["what"] or found["also"]) - _PLAIN - {"too", "also"}
-    last = frozenset().union(*(_vouched(pack).get(key, frozenset()) for key in answered))
-    return 0 < len(words) <= 3 and words <= last
+        return None
+    words = _said(found["what"] or found["also"] or found["too"]) - _PLAIN - {"too", "also"}
+    listed = _listed(pack)
+    last = frozenset().union(*(listed.get(key, frozenset()) for key in answered))
+    return found[0] if 0 < len(words) <= 3 and words <= last else None
 
 
 def _said(text: str) -> set[str]:
@@ -279,8 +295,10 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
     last = state.get("last_question")
     if not last:
         return text, "message"
-    if asks_again_of_answer(pack, text, state):
-        return f"{last} {text}", "follow-up"
+    again = again_of_answer(pack, text, state)
+    if again is not None:
+        # (the clause alone: a second question in the message is not the last one's)
+        return f"{last} {again}", "follow-up"
     if refers_back(pack, text):
         return f"{subject(pack, last)} {text}", "follow-up"
     if switches_subject(pack, text):
@@ -367,18 +385,23 @@ async def query_for(
 
 
 def _vouched(pack: Pack) -> dict[str, frozenset[str]]:
-    """Each passage's words: its heading and text, and the questions the pack says it answers
+    """Each passage's words: its title and text, and the questions the pack says it answers
     (its ``asked`` list and, for an FAQ entry, its keywords), by key (once per pack)."""
-    return _once("vouched", pack, _vouched_words)
+    return _once("vouched", pack, lambda p: _passage_words(p, titled=True))
 
 
-def _vouched_words(pack: Pack) -> dict[str, frozenset[str]]:
+def _listed(pack: Pack) -> dict[str, frozenset[str]]:
+    """:func:`_vouched` without a document's title: "Accounts, seats and sign-in" names every
+    section's neighbours, and "what about sign-in?" after the roles section moves on."""
+    return _once("listed", pack, lambda p: _passage_words(p, titled=False))
+
+
+def _passage_words(pack: Pack, titled: bool) -> dict[str, frozenset[str]]:
     texts = {f.key: f"{f.question} {f.answer} {' '.join(f.keywords + f.asked)}" for f in pack.faq}
     for doc in pack.documents:
         for key, heading, para in keyed_paragraphs(doc.key, doc.text):
-            # (not the document's title: "Accounts, seats and sign-in" names every section's
-            # neighbours, and "what about sign-in?" after the roles section moves on)
-            texts[key] = f"{heading} {para} {' '.join(doc.asked.get(heading, []))}"
+            title = doc.title if titled else ""
+            texts[key] = f"{title} {heading} {para} {' '.join(doc.asked.get(heading, []))}"
     return {key: frozenset(tokens(text)) for key, text in texts.items()}
 
 

@@ -253,6 +253,8 @@ _END_SAID = re.compile(
 )
 
 
+#: Words that hedge a figure: "extend it to like 30 days", "for up to a year".
+_HEDGE = r"up\s+to\s+|at\s+least\s+|like\s+|about\s+|around\s+|maybe\s+|roughly\s+|say\s+"
 #: A length asked to be kept for, as a possibility: "can we keep build logs for 90 days?", "is it
 #: possible to retain caches for a month?". Longer than every stated length, it asks whether the
 #: stated one can move (a shorter one is within it: the passage answers that).
@@ -261,7 +263,7 @@ _KEPT_FOR = re.compile(
     r"|archive|archived|extend|extended|last|lasts|stay|stays|need|require)\b"
     r"(?:\s+[\w'-]+){0,4}?\s+for\s+"
     # "for a full year", "for 2 whole months"
-    rf"(?:up\s+to\s+|at\s+least\s+)?(a|an|{NUMBER})[\s-]*(?:full\s+|whole\s+|entire\s+)?"
+    rf"(?:{_HEDGE})?(a|an|{NUMBER})[\s-]*(?:full\s+|whole\s+|entire\s+)?"
     rf"({UNITS})\b",
     re.IGNORECASE,
 )
@@ -269,13 +271,13 @@ _KEPT_FOR = re.compile(
 #: trial to 30 days". Longer than every stated length, the passage says only what holds now.
 _EXTENDED_TO = re.compile(
     r"\b(?:extend\w*|lengthen\w*|prolong\w*|increas\w*|bump\w*|stretch\w*|push\w*)\b"
-    rf"(?:\s+[\w'-]+){{0,5}}?\s+to\s+(?:a\s+full\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
+    rf"(?:\s+[\w'-]+){{0,5}}?\s+to\s+(?:{_HEDGE})?(?:a\s+full\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
     re.IGNORECASE,
 )
 #: A length asked to be made: "can u make it last 24h", "could you make the link valid for 2 days".
 _MADE_TO_LAST = re.compile(
     r"\bmake\s+(?:it|them|the\s+[\w-]+(?:\s+[\w-]+)?)\s+(?:last\s+|(?:stay\s+)?valid\s+|work\s+)?"
-    rf"(?:for\s+)?(a|an|{NUMBER})[\s-]*({UNITS})\b",
+    rf"(?:for\s+)?(?:{_HEDGE})?(a|an|{NUMBER})[\s-]*({UNITS})\b",
     re.IGNORECASE,
 )
 _POSSIBLE = re.compile(

@@ -29,7 +29,12 @@ _COUNT = r"(?:\d+(?:[.,]\d+)?|" + "|".join(w for w in NUMBER_WORDS if w != "one"
 _ANY_NUMBER = re.compile(rf"\b{_COUNT}\b|\bunlimited\b|\bno limit\b", re.IGNORECASE)
 _LIST = re.compile(r"\w+, [\w ]+, [\w ,]*\b(?:and|or) \w+")
 DURATION_ASKED = re.compile(
-    rf"\bhow\s+(?:long|soon|quickly|far\s+back)\b|\bhow\s+many\s+{UNITS}\b", re.IGNORECASE
+    rf"\bhow\s+(?:long|soon|quickly|far\s+back)\b|\bhow\s+many\s+{UNITS}\b"
+    # whether something is kept for ever: "do you keep the history of incidents forever?" (not
+    # "monitor keeps alerting forever": a verb of doing after "keeps" is no keeping)
+    r"|\b(?:keep|keeps|kept|store|stores|stored|retain|retains|retained|save|saves|saved)\b"
+    r"(?!\s+\w+ing\b)(?:\s+[\w'-]+){0,5}?\s+(?:forever|for\s+ever|indefinitely)\b",
+    re.IGNORECASE,
 )
 _FREQUENCY_ASKED = re.compile(r"\bhow\s+(?:often|frequently)\b", re.IGNORECASE)
 #: How long (a length of time: "30 days", "14-day", not "every minute") and how often ("every
@@ -143,32 +148,32 @@ _PLACE_ASKED = re.compile(
 #: Frankfurt?" ("the EU" does not answer where in it).
 _SITE_ASKED = re.compile(
     r"\b(?:which|what)\s+(?:cit(?:y|ies)|data\s*cent(?:er|re)s?)\b"
-    r"|\bwhere\s+in\s+(?:the\s+)?(?:eu|e\.u\.|europe|us|u\.s\.|usa|america)\b"
-    # ("which country exactly?" after the EU was said)
-    r"|\b(?:which|what)\s+countr(?:y|ies)\b.*\bexactly\b|\bexactly\s+which\s+countr",
+    r"|\bwhere\s+in\s+(?:the\s+)?(?:eu|e\.u\.|europe|us|u\.s\.|usa|america)(?!\w)"
+    # ("which country exactly?" after the EU was said: a country, not a region)
+    r"|\b(?:which|what)\s+countr(?:y|ies)\b[^.?!]*\bexactly\b|\bexactly\s+which\s+countr",
     re.IGNORECASE,
 )
-#: Places a help page names: regions and countries, then the cities data centres are in. (A
-#: pack naming another says it in words this list lacks; its "which city" questions then read as
-#: unanswered, the safe side.)
-_PLACE_HELD = re.compile(
+#: Places a help page names: regions first... (A pack naming another place says it in words these
+#: lists lack; its "which city" questions then read as unanswered, the safe side.)
+_REGION_HELD = re.compile(
     r"\b(?:EU|E\.U\.|US|U\.S\.|USA|UK|EEA|APAC|EMEA|LATAM|Europe|European|America|American"
-    r"|Asia|Africa|Oceania|Australia|Canada|Mexico|Brazil|Germany|France|Ireland|Netherlands"
-    r"|Switzerland|Sweden|Finland|Norway|Spain|Italy|Poland|India|Japan|Korea|Singapore|China"
-    r"|Indonesia|Israel|Bahrain|UAE)\b"
+    r"|Asia|Africa|Oceania)(?!\w)"
 )
+#: ...then a country or a city, which answers which country exactly or which city.
 _SITE_HELD = re.compile(
-    r"\b(?:Frankfurt|Dublin|London|Paris|Amsterdam|Stockholm|Milan|Zurich|Madrid|Warsaw"
-    r"|Helsinki|Virginia|Ohio|Oregon|California|Iowa|Montreal|Toronto|Sao\s+Paulo|São\s+Paulo"
-    r"|Tokyo|Osaka|Seoul|Singapore|Sydney|Melbourne|Mumbai|Delhi|Jakarta|Hong\s+Kong"
-    r"|Cape\s+Town|Tel\s+Aviv)\b"
+    r"\b(?:Australia|Canada|Mexico|Brazil|Germany|France|Ireland|Netherlands|Switzerland"
+    r"|Sweden|Finland|Norway|Spain|Italy|Poland|India|Japan|Korea|China|Indonesia|Israel"
+    r"|Bahrain|UAE|Frankfurt|Dublin|London|Paris|Amsterdam|Stockholm|Milan|Zurich|Madrid"
+    r"|Warsaw|Helsinki|Virginia|Ohio|Oregon|California|Iowa|Montreal|Toronto|Sao\s+Paulo"
+    r"|São\s+Paulo|Tokyo|Osaka|Seoul|Singapore|Sydney|Melbourne|Mumbai|Delhi|Jakarta"
+    r"|Hong\s+Kong|Cape\s+Town|Tel\s+Aviv)\b"
 )
 
 
 def asked_value(question: str) -> str | None:
     """``"duration"``, ``"frequency"``, ``"count"``, ``"money"``, ``"charge"`` (whether
-    something costs on top), ``"place"`` (a country or region), ``"site"`` (a city or data
-    centre) or None: the kind of value
+    something costs on top), ``"place"`` (a country or region), ``"site"`` (a city, a data
+    centre or which country exactly) or None: the kind of value
     ``question`` asks for. A question
     about where or how to find a value asks for a place or a way, not the value ("where can I
     see how long my route is")."""
@@ -232,7 +237,7 @@ def holds_value(kind: str, text: str, counts: str | None = None) -> bool:
     if kind == "site":
         return _SITE_HELD.search(text) is not None
     if kind == "place":
-        return _PLACE_HELD.search(text) is not None or _SITE_HELD.search(text) is not None
+        return _REGION_HELD.search(text) is not None or _SITE_HELD.search(text) is not None
     # A count: any number that is not a length of time ("seven days" says how long, not how
     # many), or a list that can be counted ("owner, admin, member or viewer").
     rest = DURATION_HELD.sub(" ", text)

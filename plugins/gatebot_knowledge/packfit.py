@@ -295,7 +295,7 @@ def unseen_names(
         if word.lower() in providers:
             continue
         letters = [c for c in word if c.isalpha()]
-        if _shouted(query, match.start(), word):
+        if _shouted(query, match.start(), word, len(letters)):
             continue
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
         capital = capitals and any(c.isupper() for c in word)
@@ -313,21 +313,23 @@ def unseen_names(
     return names
 
 
-#: What comes before a name: "alerts via LINE", "notifications over WINDOWS", "is it on STEAM".
+#: What comes before a name: "alerts via LINE", "alerts through SIGNAL", "is it on STEAM".
 _BEFORE_A_NAME = re.compile(
     r"\b(?:via|through|thru|to|into|over|with|on|in|using|from|for|and|or|like|than|vs)\W*$",
     re.IGNORECASE,
 )
 
 
-def _shouted(query: str, at: int, word: str) -> bool:
-    """Whether ``word`` (at ``at`` in ``query``) is a common word in capitals said loudly ("builds
-    are SLOW", "deploys take FOREVER"), not a name: four letters or more (ARM is too short to
-    tell), no word of :data:`NAMES_LIKE_WORDS`, and not where a name goes ("alerts via LINE")."""
-    letters = [c for c in word if c.isalpha()]
-    if len(letters) < 4 or not word.isupper() or word.lower() in NAMES_LIKE_WORDS:
+def _shouted(query: str, at: int, word: str, letters: int) -> bool:
+    """Whether ``word`` (at ``at`` in ``query``, of ``letters`` letters) is a common word in
+    capitals said loudly ("builds are SLOW", "deploys take FOREVER"), not a name: four letters or
+    more (ARM is too short to tell), no word of :data:`NAMES_LIKE_WORDS`, not where a name goes
+    ("alerts via LINE") and not a sentence's first ("SIGNAL alerts possible?")."""
+    if letters < 4 or not word.isupper() or word.lower() in NAMES_LIKE_WORDS:
         return False
-    return is_common(word.lower()) and not _BEFORE_A_NAME.search(query[:at])
+    if _BEFORE_A_NAME.search(query[:at]) or _sentence_start(query, at):
+        return False
+    return is_common(word.lower())
 
 
 #: What the customer signs in through ("we log in through Okta", "our company signs in via Azure
@@ -344,7 +346,9 @@ _SIGNED_IN = re.compile(
 #: company login goes through Okta"): read apart, as "SAML SSO" is read by the pattern above.
 _SIGNED_ON_WITH = re.compile(
     r"\b(?:SSO|single\s+sign-on|login|log-in)\s+(?:goes\s+|runs\s+|is\s+)?(?:against|with|via"
-    r"|through|thru|using)\s+(?:our\s+|an\s+|the\s+)?([A-Za-z0-9][\w.\-]*(?:\s+(?-i:[A-Z]{2})\b)?)",
+    # (a name ends on a letter or a digit: "through Okta. MS Teams alerts?" names Okta alone)
+    r"|through|thru|using)\s+(?:our\s+|an\s+|the\s+)?"
+    r"([A-Za-z0-9](?:[\w.\-]*\w)?(?:\s+(?-i:[A-Z]{2})\b)?)",
     re.IGNORECASE,
 )
 

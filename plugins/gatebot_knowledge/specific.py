@@ -108,7 +108,8 @@ _ACTION_ASKED = (
 #: X runs to the first word that ends a noun phrase (a preposition, a clause, punctuation).
 _THING_ASKED = re.compile(
     r"\b(?:(?:is|are)\s+there|do\s+(?:you|they|y'?all)(?:\s+guys)?\s+(?:have|offer|provide|sell|"
-    r"make|ship)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+(?:a|an|any)\s+"
+    r"make|ship|do|give)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+"
+    r"(?:a|an|any|some)\s+"
     r"((?:[a-z0-9][\w'-]*\s*){1,4}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which|where|with|in|on|"
     r"we|i|you|or|and|so|if|like|available|included)\b))",
     re.IGNORECASE,
@@ -117,6 +118,8 @@ _THING_ASKED = re.compile(
 _NO_THING = stems(
     "way ways option options setting settings possibility chance difference problem"
     " issue reason plan plans version versions kind type sort"
+    # ...nor words of talk after it: "is there any free option also?"
+    " also too please then now again though anyway instead"
 )
 
 
@@ -292,6 +295,22 @@ def kept_thing(question: str) -> list[str]:
     kept = [w for w in tokenize(said) if w not in _NO_THING]
     # "how long are they kept", "how long are things stored": what they are is said elsewhere.
     return [] if not kept or kept[-1] in _VAGUE else kept
+
+
+#: Words after a thing's name that do not name it: talk ("is there a free trial right now?") and
+#: words for any kind of thing ("a Slack notifications integration" is a Slack notification).
+_NOT_HEAD = stems(
+    "right now currently still yet anymore nowadays btw today asap pls please guys lol all"
+    " integration integrations feature features service services system systems capability"
+    " capabilities setup support center centre centers tool tools function functionality thing"
+    " level levels edition editions package packages offer offers deal deals"
+)
+
+
+def _head(thing: list[str]) -> str | None:
+    """The word of ``thing`` that names it: its last, talk and kinds of thing aside."""
+    named = [w for w in thing if w not in _NOT_HEAD]
+    return named[-1] if named else None
 
 
 def changed_thing(question: str) -> list[str]:
@@ -482,6 +501,11 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
             return Specific("action", False, [action])
         if thing and not any(w in own for w in thing):
             return Specific("thing", False, thing)
+        head = _head(thing)
+        if head is not None and head not in own:
+            # The thing is what its last word names, and the pack names none: "a phone app" is
+            # an app, which the alerts entry's "phone calls" is not.
+            return Specific("thing", False, [head])
         if (
             thing
             and not _MORE_QUESTIONS.search(query)
