@@ -471,14 +471,14 @@ _SHOWN = re.compile(
     r"|\b(?:schedule|book|set up|setup|arrange|organi[sz]e|hop on|jump on)\s+"
     r"(?:(?:us|me)\s+(?:in\s+)?(?:for\s+)?)?"
     rf"(?:(?:a|an|some)\s+{_KIND_OF_CALL}(?:call|meeting"
-    r"|session|tour|walkthrough|walk-through|screen[- ]?share|presentation)"
+    r"|session|tour|walk[- ]?through|screen[- ]?share|presentation)"
     # without an article only a walkthrough ("arrange walkthrough of Monitor"): "set up session
     # timeout" and "setup call alerts" ask about the product
-    rf"|{_KIND_OF_CALL}(?:walkthrough|walk-through|tour)\s+(?:of|for))\b"
-    r"|\b(?:guided|live)\s+(?:tour|walkthrough|walk-through|session)\b|\bscreen[- ]?share\b"
+    rf"|{_KIND_OF_CALL}(?:walk[- ]?through|tour)\s+(?:of|for))\b"
+    r"|\b(?:guided|live)\s+(?:tour|walk[- ]?through|session)\b|\bscreen[- ]?share\b"
     # "Could we get a walkthrough of Monitor", "I would like a walkthrough of the status pages"
     r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:(?:quick|short|proper|full|detailed|personal)\s+)?"
-    r"(?:walkthrough|walk-through|tour)\s+(?:(?:call|session|meeting)\s+)?(?:of|for)\b"
+    r"(?:walk[- ]?through|tour)\s+(?:(?:call|session|meeting)\s+)?(?:of|for)\b"
     # "show me how it works on zoom or smth asap", "show me the whole thing on a call"
     # (not "show me how alerts arrive on a call to my phone": how the product works, on a call)
     r"|\bshow\s+(?:me|us)\s+(?:how\s+(?:it|everything|the\s+(?:whole\s+)?(?:thing|product|platform"

@@ -6,7 +6,8 @@ is said loudly, not named; "change my password then" asks to change a password; 
 are the check locations in" asks for places a passage names, and "where in the EU exactly" for a
 city; and a build job that "cooks" content is no cooking question. Then: "do you do a discount"
 and "is there some discount" ask for a thing, and "a phone app" is an app; "do you keep it
-forever" asks how long, and "extend it to like 30 days" past the stated length."""
+forever" asks how long, and "extend it to like 30 days" past the stated length; and "set up a walk
+through call" asks to be shown the product."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from gatebot_knowledge.packfit import unseen_names
 from gatebot_knowledge.specific import _head, asked_thing, changed_thing
 
 from bot.packs import Pack
+from bot.text import asks_to_be_shown
 from bot.turn.followup_query import again_of_answer, retrieval_query
 from tests.test_eleventh_round import _unasserted
 from tests.test_retrieval_understanding import _cited, _turns
@@ -151,3 +153,12 @@ async def test_a_thing_asked_for_by_its_own_word(client: TestClient) -> None:
     assert past_length("can u make it last like 30 days", trial)
     body = await _turns(client, "can monitor phone me when the site is down?")
     assert set(_cited(body)) <= {"faq-slack-alerts", "doc-monitor#alerts"} and _cited(body)
+
+
+async def test_a_walk_through_call_asks_to_be_shown(client: TestClient) -> None:
+    text = "can we set up a walk through call for my whole team like next tuesday"
+    assert asks_to_be_shown(text)
+    assert asks_to_be_shown("could we get a walk through of the status pages")
+    assert not asks_to_be_shown("how do I walk through the setup")
+    turn = (await _turns(client, text))["turn"]
+    assert turn["flow"] and turn["flow"]["name"] == "demo", turn["legal"]
