@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 
 from bot.extend.retriever import Fact, QueryVector, Retriever
 from bot.packs import Pack
+from bot.packs.model import FaqEntry
 from bot.packs.sections import keyed_paragraphs
 from bot.text import content_tokens, matching, normalise, tokens
 from bot.turn import answerable
@@ -85,9 +86,14 @@ def _pack_words(pack: Pack) -> frozenset[str]:
 
 
 def _answer_words(pack: Pack) -> frozenset[str]:
-    texts = [f"{f.question} {f.answer} {' '.join(f.keywords + f.asked)}" for f in pack.faq]
+    texts = [_faq_text(f) for f in pack.faq]
     texts += [f"{d.title} {d.text}" for d in pack.documents]
     return frozenset(w for t in texts for w in tokens(t))
+
+
+def _faq_text(entry: FaqEntry) -> str:
+    """An FAQ entry's words: its question and answer, and how customers ask it."""
+    return f"{entry.question} {entry.answer} {' '.join(entry.keywords + entry.asked)}"
 
 
 def refers_back(pack: Pack, text: str) -> bool:
@@ -128,9 +134,8 @@ def carries_on(pack: Pack, text: str, state: ConversationState) -> bool:
     # (one word alone is no follow-up: "test" after the checks section tests the chat)
     if not answered or not 2 <= len(tokens(text)) <= MAX_WORDS:
         return False
-    words, vouched = _said(text), _vouched(pack)
-    last = frozenset().union(*(vouched.get(key, frozenset()) for key in answered))
-    return bool(words) and words <= last
+    words = _said(text)
+    return bool(words) and words <= _words_of(_vouched(pack), answered)
 
 
 #: Talk before a follow-up's words: "oh lovely! and what about Teams?", "thanks, and phone calls?".
@@ -176,8 +181,7 @@ def again_of_answer(pack: Pack, text: str, state: ConversationState) -> str | No
     if found is None or len(tokens(found[0])) > MAX_WORDS:
         return None
     words = _said(found["what"] or found["also"] or found["too"]) - _PLAIN - {"too", "also"}
-    listed = _listed(pack)
-    last = frozenset().union(*(listed.get(key, frozenset()) for key in answered))
+    last = _words_of(_listed(pack), answered)
     return found[0] if 0 < len(words) <= 3 and words <= last else None
 
 
@@ -396,8 +400,13 @@ def _listed(pack: Pack) -> dict[str, frozenset[str]]:
     return _once("listed", pack, lambda p: _passage_words(p, titled=False))
 
 
+def _words_of(by_key: dict[str, frozenset[str]], keys: list[str]) -> frozenset[str]:
+    """The words of the passages ``keys`` name, together."""
+    return frozenset().union(*(by_key.get(key, frozenset()) for key in keys))
+
+
 def _passage_words(pack: Pack, titled: bool) -> dict[str, frozenset[str]]:
-    texts = {f.key: f"{f.question} {f.answer} {' '.join(f.keywords + f.asked)}" for f in pack.faq}
+    texts = {f.key: _faq_text(f) for f in pack.faq}
     for doc in pack.documents:
         for key, heading, para in keyed_paragraphs(doc.key, doc.text):
             title = doc.title if titled else ""

@@ -33,10 +33,15 @@ def _counts() -> dict[str, int] | None:
     return dict(SpellChecker(language="en", distance=1).word_frequency.dictionary)
 
 
+def _count(word: str) -> int:
+    """How often ``word`` is seen in the list (0 without the package)."""
+    counts = _counts()
+    return 0 if counts is None else counts.get(word, 0)
+
+
 def is_english(word: str) -> bool:
     """Whether ``word`` (lower case) is an English word, spelled right."""
-    counts = _counts()
-    return counts is not None and counts.get(word, 0) >= MIN_COUNT
+    return _count(word) >= MIN_COUNT
 
 
 #: A word this common is said, not named, even in capitals: "builds are SLOW", "deploys take
@@ -46,5 +51,4 @@ COMMON_COUNT = 10_000
 
 def is_common(word: str) -> bool:
     """Whether ``word`` (lower case) is a common English word (see :data:`COMMON_COUNT`)."""
-    counts = _counts()
-    return counts is not None and counts.get(word, 0) >= COMMON_COUNT
+    return _count(word) >= COMMON_COUNT
