@@ -193,6 +193,44 @@ def asks_to_act(text: str) -> bool:
     return _WANTS.search(norm) is not None and not any(map(is_question, _CLAUSE.split(norm)))
 
 
+#: A clause that opens on a verb of changing, said to the agent: "one of our planners has left,
+#: take her seat off so we stop paying for it", "drop one seat". (At a clause's start only: "how
+#: do i add a user" asks how.)
+_IMPERATIVE = re.compile(
+    r"(?:^|[,;.!?]\s*|\b(?:and|so|then|just|please|pls|plz)\s+)(?:take|remove|drop|add|give"
+    r"|bump|cut|book|refund|reverse|undo|return|cancel)\s+(?:her|his|their|my|our|the|a|an|one"
+    r"|two|three|four|five|\d+|them|it|this|that|us|me)\b",
+    re.IGNORECASE,
+)
+#: Saying that other people need access: "we hired two more designers this week, they need
+#: access", "three more kids joined the club, they need logins".
+_THEY_NEED = re.compile(
+    r"\b(?:they|he|she|both of them|all of them|each of them)\s+(?:all\s+|both\s+|also\s+)?"
+    r"(?:need|needs|will need|require|requires)\s+(?:an?\s+|their\s+own\s+)?(?:access|logins?"
+    r"|log-ins?|seats?|accounts?|licen[cs]es?)\b",
+    re.IGNORECASE,
+)
+
+
+def orders(text: str) -> bool:
+    """Whether ``text`` is worded as an order without the words of a request
+    (:func:`asks_to_act`): a clause opening on a verb of changing (:data:`_IMPERATIVE`) in a
+    sentence that asks nothing ("so remove a user means we lose her dashboards?" asks what
+    happens), or, in a message that asks no question and tells of nothing done already ("both
+    of them need access to billing, I already made them admins"), others' need of access
+    (:data:`_THEY_NEED`)."""
+    norm = text.replace(APOSTROPHE, "'")
+    told = [s for s in _SENTENCE.split(norm.strip()) if not is_question(s)]
+    if any(_IMPERATIVE.search(s) for s in told):
+        return True
+    if _THEY_NEED.search(norm) is None or _ALREADY.search(norm) is not None:
+        return False
+    return not any(map(is_question, _CLAUSE.split(norm)))
+
+
+_ALREADY = re.compile(r"\balready\b", re.IGNORECASE)
+
+
 #: A question about how things work: a condition, an alternative, a limit, a time, who may do
 #: it ("can we add seats mid-month or only at renewal?", "can I get a refund if I cancel in the
 #: first 14 days?", "how long does a refund take to show up?", "who on our side can change the
@@ -411,6 +449,14 @@ _ASKS_PERSON_ABROAD = re.compile(
     r"|\bparlare\s+con\s+(?:un|una|qualcuno)\b",
     re.IGNORECASE,
 )
+#: A sentence of nothing but a person, one: "human agent please", "Mensch bitte. human agent",
+#: "live person pls". (Not "Real humans." of a status page's readers, nor "A live person." that
+#: answers the message's own question: "Who should get the alert at 3am? A live person.")
+_BARE_PERSON = re.compile(
+    r"\W*(?:an?\s+)?(?:(?:real|live|actual|human)\s+){1,2}(?:agent|person|operator|rep"
+    r"|representative|human|being)\s*(?:please|pls|plz|now|asap)?\W*",
+    re.IGNORECASE,
+)
 #: ...unless it says it needs none: "no need to talk to a person", "don't call me".
 _NO_PERSON = re.compile(
     r"\b(?:no need|(?:don't|dont|do not|doesn't|never) (?:need|want|have) to"
@@ -423,9 +469,13 @@ _NO_PERSON = re.compile(
 def asks_for_person(text: str) -> bool:
     """Whether ``text`` asks in so many words for a person to take over, call or contact the
     customer (:data:`_ASKS_PERSON`): "Please have someone call me back", "escalate this to a
-    manager". A declared reading, beside the intent head, which read those at 0.59 and 0.43."""
+    manager". A declared reading, beside the intent head, which read those at 0.59 and 0.43.
+    Or it ends on a person alone (:data:`_BARE_PERSON`) and asks nothing else."""
     norm = text.replace(APOSTROPHE, "'")
     if _ASKS_PERSON_ABROAD.search(norm) is not None:
+        return True
+    said = [s for s in _SENTENCE.split(norm.strip()) if s]
+    if said and _BARE_PERSON.fullmatch(said[-1]) and not any(map(is_question, said)):
         return True
     return _ASKS_PERSON.search(norm) is not None and _NO_PERSON.search(norm) is None
 
@@ -466,8 +516,11 @@ _SHOWER = (
 _KIND_OF_CALL = r"(?:quick\s+|short\s+|live\s+|guided\s+)?"
 _SHOWN = re.compile(
     rf"\b{_SHOWER}\s+(?:from\s+(?:\w+\s+){{1,2}})?(?:(?:can|could|to|would|will)\s+)?"
-    r"(?:please\s+)?(?:screen[- ]?share\s+and\s+)?(?:show|walk|take|present|demo|give)s?\s+"
+    r"(?:please\s+)?(?:screen[- ]?share\s+and\s+)?(?:(?:show|walk|take|present|demo)s?\s+"
     r"(?:us|me|our|my|them|the|through|around|a)\b"
+    # (given a demo or a tour, not "an idea of what it costs")
+    r"|gives?\s+(?:\S+\s+){0,5}?(?:a|an)\s+(?:\w+\s+)?(?:demo|tour"
+    r"|walk[- ]?through|run[- ]?through|presentation)\b)"
     r"|\b(?:schedule|book|set up|setup|arrange|organi[sz]e|hop on|jump on)\s+"
     r"(?:(?:us|me)\s+(?:in\s+)?(?:for\s+)?)?"
     rf"(?:(?:a|an|some)\s+{_KIND_OF_CALL}(?:call|meeting"
@@ -479,6 +532,11 @@ _SHOWN = re.compile(
     # "Could we get a walkthrough of Monitor", "I would like a walkthrough of the status pages"
     r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:(?:quick|short|proper|full|detailed|personal)\s+)?"
     r"(?:walk[- ]?through|tour)\s+(?:(?:call|session|meeting)\s+)?(?:of|for)\b"
+    # "want walkthrough call for both products" (the article left out)
+    # ("want walkthrough for setting up SSO" asks how to set it up)
+    r"|(?<!n't\s)(?<!dont\s)(?<!not\s)\bwant\s+(?:a\s+|an\s+)?(?:(?:quick|short|proper|full"
+    r"|detailed|personal|live)\s+)?(?:walk[- ]?through|tour)\s+(?:(?:call|session|meeting)\s+"
+    r"(?:of|for)|of)\b"
     # "show me how it works on zoom or smth asap", "show me the whole thing on a call"
     # (not "show me how alerts arrive on a call to my phone": how the product works, on a call)
     r"|\bshow\s+(?:me|us)\s+(?:how\s+(?:it|everything|the\s+(?:whole\s+)?(?:thing|product|platform"

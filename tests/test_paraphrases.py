@@ -111,6 +111,12 @@ FRESH101 = Path(__file__).parent / "data" / "acme_fresh101.jsonl"
 FRESH102 = Path(__file__).parent / "data" / "acme_fresh102.jsonl"
 FRESH103 = Path(__file__).parent / "data" / "acme_fresh103.jsonl"
 FRESH104 = Path(__file__).parent / "data" / "acme_fresh104.jsonl"
+FRESH105 = Path(__file__).parent / "data" / "acme_fresh105.jsonl"
+FRESH106 = Path(__file__).parent / "data" / "acme_fresh106.jsonl"
+FRESH107 = Path(__file__).parent / "data" / "acme_fresh107.jsonl"
+FRESH108 = Path(__file__).parent / "data" / "acme_fresh108.jsonl"
+FRESH109 = Path(__file__).parent / "data" / "acme_fresh109.jsonl"
+FRESH110 = Path(__file__).parent / "data" / "acme_fresh110.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -964,6 +970,54 @@ FRESH104_FLOORS = {
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
 }
 
+FRESH105_FLOORS = {
+    "answer": (30 / 39, 0),  # measured 31 of 39 (held out 28)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH106_FLOORS = {
+    "answer": (32 / 37, 0),  # measured 33 of 37 (held out 31, 1 wrong)
+    "unanswerable": (11 / 13, 1),  # measured 12 of 13, 1 wrong (held out 12, 1 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
+FRESH107_FLOORS = {
+    "answer": (31 / 39, 1),  # measured 32 of 39, 1 wrong (held out 31, 1 wrong)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
+FRESH108_FLOORS = {
+    "answer": (31 / 38, 0),  # measured 32 of 38 (held out 31)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 3)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
+FRESH109_FLOORS = {
+    "answer": (36 / 39, 0),  # measured 37 of 39 (held out 36)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 7)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
+FRESH110_FLOORS = {
+    "answer": (38 / 39, 0),  # measured 39 of 39 (held out 39)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 14, 1 wrong)
+    "out_of_scope": (6 / 10, 0),  # measured 6 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -1061,6 +1115,12 @@ SETS = {
     FRESH102: FRESH102_FLOORS,
     FRESH103: FRESH103_FLOORS,
     FRESH104: FRESH104_FLOORS,
+    FRESH105: FRESH105_FLOORS,
+    FRESH106: FRESH106_FLOORS,
+    FRESH107: FRESH107_FLOORS,
+    FRESH108: FRESH108_FLOORS,
+    FRESH109: FRESH109_FLOORS,
+    FRESH110: FRESH110_FLOORS,
 }
 
 

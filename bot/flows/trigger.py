@@ -17,8 +17,10 @@
   own whatever the head leans to.
 - **leans**: the head, unsure but not finding the message novel, reads the flow's intent as more
   likely than not, and the message is worded as a request to the agent ("can you reverse the
-  charge from yesterday?", refund at 0.79). A question about the same thing ("do you offer
-  refunds if we cancel within 14 days?") is answered instead. For a shared intent too ("book us in
+  charge from yesterday?", refund at 0.79) or as an order (:func:`bot.text.orders`: "one of our
+  planners has left, take her seat off", "hired two more designers, they need access"). A
+  question about the same thing ("do you offer refunds if we cancel within 14 days?") is answered
+  instead. For a shared intent too ("book us in
   for a live tour of the platform pls", demo at 0.52, runs the guided demo).
 
 A message that asks how things work (:func:`asks_how`: a condition, an alternative, a limit, a
@@ -51,6 +53,7 @@ from bot.text import (
     asks_to_know,
     matching,
     normalise,
+    orders,
     whole_and_sentences,
 )
 from bot.turn.turn import Read
@@ -209,7 +212,9 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         worded=bool(t.keywords) and bool(matching(normalise(text), t.keywords)),
         change=change,
         elsewhere=elsewhere,
-        leans=bool(t.intents) and _leans_to(intent_read, t.intents) and asks_to_act(text),
+        leans=bool(t.intents)
+        and _leans_to(intent_read, t.intents)
+        and (asks_to_act(text) or orders(text)),
         asks_how=asks_how(text),
         shown=any(step.lead == "demo" for step in flow.steps) and asks_to_be_shown(text),
         ordered=bool(t.keywords) and ordered_by_keyword(text, t.keywords),

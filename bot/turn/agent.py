@@ -38,6 +38,7 @@ from bot.text import (
     names_person,
     only_values,
     tells_done,
+    whole_and_sentences,
 )
 from bot.turn import (
     answerable,
@@ -333,7 +334,13 @@ class Agent:
         question the pack holds no fact for still gets its ask or clarify."""
         if decision.move not in ("ask", "clarify") or turn.state.get("check"):
             return decision
-        if not asks_to_know(turn.text):  # a question, or "I'd like to know whether ..."
+        # A question, or "I'd like to know whether ..."; before a choice of intents, a question
+        # beside a request too: "if the on-call dev doesnt answer the alert who gets it next?
+        # can we set that up" is answered rather than asked "did you mean ...?".
+        asks = asks_to_know(turn.text)
+        if not asks and decision.move == "clarify":
+            asks = any(map(is_question, whole_and_sentences(turn.text)))
+        if not asks:
             return decision
         if not await self._pack_answers(turn):
             return decision

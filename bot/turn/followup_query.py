@@ -275,6 +275,22 @@ _SAME_AFTER = re.compile(
     r"\s*,?\s+(?:the\s+)?same(?:\s+(?:deal|thing|there|story))?\W*$",
     re.IGNORECASE,
 )
+#: ...or names it after "and" and nothing else: "and pipelines?", "and for the status pages".
+_AND_NAME = re.compile(
+    r"^\W*(?:(?:ok|okay|so)\W+)?and\s+(?:(?:for|with)\s+)?(?P<what>(?:[\w-]+\s+){0,2}[\w-]+)\W*$",
+    re.IGNORECASE,
+)
+#: ...or asks whether the answer holds for it: "Is the same true for Pipelines?", "does that
+#: apply to status pages?", "does pipelines get one too?".
+_HOLDS_FOR = re.compile(
+    r"^\W*(?:(?:and|ok|okay|so)\W+)*(?:is|does|do|would|will)\s+(?:the\s+same|that|this|it)\s+"
+    r"(?:(?:hold|go|apply|count|work)\s+(?:true\s+)?|(?:be\s+)?true\s+)?(?:for|with|to)\s+"
+    r"(?P<what>\S.*?)\W*$"
+    r"|^\W*(?:(?:and|ok|okay|so)\W+)*(?:does|do|will|would|is|are)\s+"
+    r"(?P<whom>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:get|have|come\s+with|include|offer)\s+"
+    r"(?:one|that|it|this|the\s+same(?:\s+thing)?)(?:\s+too|\s+as\s+well|\s+also)?\W*$",
+    re.IGNORECASE,
+)
 #: What such a follow-up may ask about instead: a plan or a tier (besides a product).
 _PLAN = re.compile(r"\b(?:plan|plans|tier|tiers)\b", re.IGNORECASE)
 
@@ -285,9 +301,34 @@ def switches_subject(pack: Pack, text: str) -> bool:
     if len(tokens(text)) > MAX_WORDS:
         return False
     found = _SWITCH.search(text) or _ALSO.search(text) or _SAME_AFTER.search(text)
+    found = found or _HOLDS_FOR.search(text)
     if found is None:
-        return False
-    return bool(_products(pack, found["what"])) or _PLAN.search(found["what"]) is not None
+        named = _AND_NAME.search(text)
+        # (after a bare "and", only a product or a plan by its name: "ok and the build caches?"
+        # asks about caches, a word of Pipelines)
+        return named is not None and _only_a_name(pack, named["what"])
+    groups = found.groupdict()
+    what = groups.get("what") or groups.get("whom") or ""
+    return bool(_products(pack, what)) or _PLAN.search(what) is not None
+
+
+def _only_a_name(pack: Pack, what: str) -> bool:
+    """Whether ``what`` is nothing but a product's name ("pipelines", "the status pages", "Acme
+    Monitor"), or a plan's ("the business plan"). Not a product's other words: "and alerts?"
+    after a question on checks asks about alerts, a part of Monitor."""
+    what = re.sub(r"^(?:the|your|ur)\s+", "", what.strip().lower())
+    return what in _product_names(pack) or _PLAN.search(what.split()[-1]) is not None
+
+
+def _product_names(pack: Pack) -> frozenset[str]:
+    """Each product's name, short name ("monitor") and key, and its words that begin with one
+    ("monitoring", "status pages")."""
+    names: set[str] = set()
+    for p in pack.products:
+        short = {p.name.lower(), p.name.lower().split()[-1], p.key.lower()}
+        names |= short | {f"{n}s" for n in short}
+        names |= {k.lower() for k in p.keywords if any(k.lower().startswith(n) for n in short)}
+    return frozenset(names)
 
 
 def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[str, str]:
@@ -303,10 +344,12 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
     if again is not None:
         # (the clause alone: a second question in the message is not the last one's)
         return f"{last} {again}", "follow-up"
+    if switches_subject(pack, text):
+        # (before a word that refers back: "does pipelines get one too?" asks the last question
+        # of Pipelines, not of the product it named)
+        return f"{last} {text}", "follow-up"
     if refers_back(pack, text):
         return f"{subject(pack, last)} {text}", "follow-up"
-    if switches_subject(pack, text):
-        return f"{last} {text}", "follow-up"
     goes_on = continues(pack, text)
     if goes_on and _MORE_OF_IT.search(text):
         # One question with the last, not two: read alone, the last question's sentence would

@@ -287,13 +287,16 @@ def unseen_names(
         return False
 
     names: list[str] = []
+    query = _PLACES_SPELLED_OUT.sub(lambda m: "EU" if m.group(0)[0] in "Ee" else "US", query)
     providers = _sign_in_providers(query, known)
     for match in _TOKEN.finditer(query):
         word = match.group(0)
         if len(word) < 2 or word.lower() in STOPWORDS or not unseen(word):
             continue
-        if word.lower() in providers:
+        if word.lower() in providers or word.upper() in _OFFICE_ACRONYMS:
             continue
+        if _OWN_THING_AFTER.match(query, match.end()):
+            continue  # the customer's own: "the old Brightline workspace", "the Hartley project"
         letters = [c for c in word if c.isalpha()]
         if _shouted(query, match.start(), word, len(letters)):
             continue
@@ -308,9 +311,44 @@ def unseen_names(
         if acronym or capital or camel or domain or _CODED.fullmatch(word):
             names.append(word)
     for word in _targets(query):
-        if word.lower() not in STOPWORDS and unseen(word) and word not in names:
+        if word.lower() in STOPWORDS or not unseen(word) or word in names:
+            continue
+        if not _someone_of_ours(query, word):
             names.append(word)
     return names
+
+
+#: The United States and the European Union spelled out, as the pack's "US" and "EU".
+_PLACES_SPELLED_OUT = re.compile(
+    r"\b(?:the\s+)?(?:united\s+states(?:\s+of\s+america)?|european\s+union)\b", re.IGNORECASE
+)
+#: Acronyms of an office's talk, never a product: roles, a fiscal year, a time ("IT says they
+#: want SAML", "the CFO wants a number for FY26", "need it by EOD").
+_OFFICE_ACRONYMS = frozenset(
+    "HR IT CFO CEO CTO COO CIO CISO VP FY ETA EOD EOW OOO FYI TBH IMO BTW ASAP".split()
+)
+#: After a name, what makes it the customer's own thing, not a product: "the Brightline workspace".
+#: (Not a workspace or a project: "one Bitbucket workspace", "40 Jenkins projects" name tools.)
+_OWN_THING_AFTER = re.compile(
+    r"\s+(?:clients?|offices?|campus|school|hospital|clinic|store|shop)\b", re.IGNORECASE
+)
+#: "add my copywriter to the workspace", "can it go to my co-teacher": a person of the customer's
+#: (a word of a role after "my", "our"), not a thing to integrate. Roles by name: "my messenger"
+#: and "my pager" end as "my copywriter" does and are things alerts might go to.
+_SOMEONE_OF_OURS = r"\b(?:my|our|his|her|their)\s+{}\b"
+_ROLES = frozenset(
+    "copywriter designer developer dev engineer accountant bookkeeper assistant intern contractor"
+    " freelancer manager colleague coworker teammate boss partner founder cofounder teacher"
+    " student admin administrator consultant employee analyst tester coordinator volunteer"
+    " planner supervisor deputy editor writer recruiter receptionist secretary technician".split()
+)
+
+
+def _someone_of_ours(query: str, word: str) -> bool:
+    role = word.lower().removeprefix("co-")
+    if role.rstrip("s") not in _ROLES and role not in _ROLES:
+        return False
+    return re.search(_SOMEONE_OF_OURS.format(re.escape(word)), query, re.IGNORECASE) is not None
 
 
 #: What comes before a name: "alerts via LINE", "alerts through SIGNAL", "is it on STEAM".

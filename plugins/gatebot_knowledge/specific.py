@@ -286,6 +286,10 @@ _KEPT_OF = re.compile(
 _VAGUE = stems("they them it those these thing things everything stuff history one ones")
 
 
+#: Words for what holds a thing, not what it is: "the build cache files" are the build cache.
+_HOLDERS = stems("file files copy copies record records entry entries item items folder folders")
+
+
 def kept_thing(question: str) -> list[str]:
     """The stems of what a question asks how long is kept, as :func:`asked_thing` reads them."""
     found = _KEPT_OF.search(question)
@@ -293,6 +297,8 @@ def kept_thing(question: str) -> list[str]:
         return []
     said = next(g for g in found.groups() if g)
     kept = [w for w in tokenize(said) if w not in _NO_THING]
+    while len(kept) > 1 and kept[-1] in _HOLDERS:
+        kept.pop()
     # "how long are they kept", "how long are things stored": what they are is said elsewhere.
     return [] if not kept or kept[-1] in _VAGUE else kept
 
