@@ -231,6 +231,50 @@ def orders(text: str) -> bool:
 _ALREADY = re.compile(r"\balready\b", re.IGNORECASE)
 
 
+#: Someone else who sells, refunds or is owed: a shop, a dealership, a landlord, a hotel's guest.
+#: (Not a vendor, a provider, a supplier, a marketplace, a seller, a bank or a contractor: each
+#: may be the company itself, the channel it is bought through, or how its invoice is paid.)
+_PARTY = (
+    r"(?:shop|store|dealership|car\s+dealer|landlord|airline|hotel|restaurant|gym|builder|plumber"
+    r"|insurer|venue|theatre|theater|cinema|wholesaler|courier|guest|lady|tenant)"
+)
+#: What another party does or owes: "The shop still didn't refund me", "the car dealership wants
+#: a fee to refund my deposit", "a cardigan she bought in our charity shop", "money back from
+#: the hotel", "what refund is fair to offer her".
+_ANOTHER_PARTY = re.compile(
+    r"(?:^\W*|\b(?:the|my|our|a|an|this|that)\s+)(?:[\w'-]+\s+){0,2}?"
+    rf"{_PARTY}s?\s+(?:still\s+|just\s+)?"
+    r"(?:won't|wont|will\s+not|didn't|didnt|did\s+not|hasn't|hasnt|has\s+not|refuses?|refused"
+    r"|wants?|owes?|sold|is\s+issuing|issues)\b"
+    r"|\b(?:bought|purchased)\s+(?:[\w'-]+\s+){0,3}?(?:in|at|from)\s+(?:the|my|our|a|an)\s+"
+    rf"(?:[\w'-]+\s+){{0,2}}?{_PARTY}\b"
+    r"|\b(?:refund(?:ed)?|money\s+back|reimburs\w*)\s+from\s+(?:the|my|our|a|an)\s+"
+    rf"(?:[\w'-]+\s+){{0,2}}?{_PARTY}\b"
+    r"|\b(?:offer|give)\s+(?:her|him|the\s+guest)\s+(?:a\s+)?refund\b"
+    r"|\brefund\s+(?:is\s+)?(?:fair|reasonable)\s+to\s+(?:offer|give)\s+(?:her|him|the\s+guest)\b",
+    re.IGNORECASE,
+)
+#: Words that address the company itself.
+_TO_US = re.compile(r"\b(?:you|your|yours|u|ur|y'all|yall)\b", re.IGNORECASE)
+
+
+def another_partys(text: str) -> bool:
+    """Whether ``text`` tells of money another party refunds, owes or took
+    (:data:`_ANOTHER_PARTY`, :data:`_MONEY`) without once addressing the company ("you",
+    "your"): a refund that is theirs to give (the scope check looks for the company's own names
+    and words)."""
+    norm = text.replace(APOSTROPHE, "'")
+    if _MONEY.search(norm) is None or _TO_US.search(norm) is not None:
+        return False
+    return _ANOTHER_PARTY.search(norm) is not None
+
+
+#: Money that changes hands (a contractor who "wants to see it" before a demo owes nothing).
+_MONEY = re.compile(
+    r"\b(?:refund\w*|money|charge[sd]?|fees?|deposit|paid|pay|reimburs\w*)\b", re.IGNORECASE
+)
+
+
 #: A question about how things work: a condition, an alternative, a limit, a time, who may do
 #: it ("can we add seats mid-month or only at renewal?", "can I get a refund if I cancel in the
 #: first 14 days?", "how long does a refund take to show up?", "who on our side can change the

@@ -5,7 +5,8 @@ when the head leans to the seats flow; "human agent please" asks for a person; "
 another product; a question beside a request is answered rather than met with "did you mean
 ...?"; "the United States", "the CFO", "our Lisbon office" and "my copywriter" name nothing the
 pack never says; "the build cache files" are the build cache; "give me an idea of what it costs"
-asks for no demo; and a car's seats and a book to read are declined."""
+asks for no demo; a car's seats and a book to read are declined; and so is money another party
+owes or took ("the shop still didn't refund me"), unless the message names the company."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from gatebot_knowledge.packfit import unseen_names
 from gatebot_knowledge.specific import asked_thing, kept_thing
 
 from bot.packs import Pack
-from bot.text import asks_for_person, asks_to_be_shown, orders
+from bot.text import another_partys, asks_for_person, asks_to_be_shown, orders
 from bot.turn.followup_query import switches_subject
 from tests.test_eleventh_round import _unasserted
 from tests.test_retrieval_understanding import _cited, _turns
@@ -123,3 +124,29 @@ async def test_seats_of_a_car_and_a_book_to_read_are_declined(client: TestClient
         body = await _turns(client, text)
         assert body["turn"]["move"]["name"] == "decline", text
         assert not body["turn"]["model_calls"], text
+
+
+async def test_money_another_party_owes_is_declined(client: TestClient) -> None:
+    for text in (
+        "The shop still didn't refund me for the shoes I sent back two weeks ago. What can I do?",
+        "the car dealership wants a 'processing fee' to refund my deposit. is that even legal??",
+        "A guest in room 12 had no hot water. What refund is fair to offer her on the room?",
+        "store won't give me a refund on a jacket i wore once, is that even legal",
+    ):
+        assert another_partys(text), text
+        turn = (await _turns(client, text))["turn"]
+        assert turn["move"]["name"] == "decline" and not turn["flow"], text
+        assert turn["scope"]["rule"] == "out_of_scope:another_party", text
+    for text in (
+        "I want my money back from the upgrade",  # from a thing, not a party
+        "refund from the annual plan please",
+        "the shop won't refund me, can you?",  # asks the company
+        "book us a demo, the IT contractor wants to see it first",  # no money, no party
+        "The vendor still hasn't refunded the duplicate charge",  # the vendor may be the company
+        "refund from March please, we were charged twice",
+    ):
+        assert not another_partys(text), text
+    # A word of the company's keeps the message the company's ("plan" is a billing word).
+    text = "the restaurant wants a fee again, and we need a refund on the annual plan"
+    assert another_partys(text)
+    assert (await _turns(client, text))["turn"]["scope"]["verdict"] != "out"

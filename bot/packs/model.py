@@ -181,6 +181,13 @@ class Pack:
         """The intent that asks for a person (the first whose move is ``handoff``), if any."""
         return next((i for i in self.intents if i.move == "handoff"), None)
 
+    def own_names(self) -> list[str]:
+        """How a customer names the company or its products: in full, the company's first word
+        ("Acme") and each product's last ("Pipelines")."""
+        names = [self.company, *self.company.split()[:1]]
+        names += [w for p in self.products for w in (p.name, p.name.split()[-1])]
+        return [n for n in dict.fromkeys(names) if n]
+
     def flow_intents(self) -> set[str]:
         """Every intent a flow's trigger names: a request the pack has a procedure for."""
         return {i for f in self.flows.values() for i in f.trigger.intents}

@@ -32,6 +32,7 @@ from bot.packs import Pack, ScopeRule
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
 from bot.text import (
+    another_partys,
     asks_for_person,
     asks_how,
     is_question,
@@ -104,6 +105,10 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
         # whatever the rest of the message names: "Add 2 seats please, one for our new hire from
         # a job interview last week". A despite_topics phrase then declines nothing.
         verdict = _verdict(pack, norm, known_slots, how, named, requested=True)
+    if verdict["verdict"] != "out" and _another_partys(pack, text, norm):
+        # "The shop still didn't refund me for the shoes", "the car dealership wants a fee to
+        # refund my deposit": money another party owes or took, none of the company's.
+        verdict = {"verdict": "out", "rule": f"out_of_scope:{ANOTHER_PARTY}", "template": None}
     spelled = respell(norm, _keyword_words(pack))
     if verdict["rule"] == NO_MATCH and spelled != norm:
         # "whats teh pricng for monitr": a declared word misspelled is still that word.
@@ -113,6 +118,27 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     verdict["question"] = is_question(text)
     verdict["score"] = verdict["threshold"] = None
     return verdict
+
+
+#: The rule's name in the record for money another party owes or took (:func:`another_partys`).
+ANOTHER_PARTY = "another_party"
+
+
+def _another_partys(pack: Pack, text: str, norm: str) -> bool:
+    """Whether ``text`` tells of money another party refunds, owes or took, and names neither
+    the company, its products, nor a word of its products, topics or intents other than the
+    money itself ("the shop won't refund the plan we bought" is about a plan), nor asks for a
+    person."""
+    if not another_partys(text) or matching(norm, pack.own_names()) or asks_for_person(text):
+        return False
+    words = [k for p in pack.products for k in p.keywords]
+    words += [k for t in pack.topics for k in t.keywords]
+    words += [k for i in pack.intents for k in i.keywords]
+    return not matching(norm, [w for w in words if not _MONEY_WORD.search(w)])
+
+
+#: Words of money alone, which another party's refund is in too.
+_MONEY_WORD = re.compile(r"\b(?:refund\w*|money|charge\w*|fees?|deposit|paid|pay\w*)\b")
 
 
 def named_products(pack: Pack, text: str) -> set[str]:
