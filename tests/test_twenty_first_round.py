@@ -39,6 +39,8 @@ async def test_an_order_without_the_words_of_a_request(client: TestClient) -> No
         "Both of them need access to billing only, I already made them admins.",
         "how do i add a user",
         "how many seats do they need",
+        "I tried to log in and add a user but the button is greyed out",  # a story
+        "please take a look at the dashboard, it is broken",
     ):
         assert not orders(text), text
 
@@ -64,7 +66,13 @@ async def test_the_last_question_asked_of_another_product(pack: Pack, client: Te
         "does pipelines get one too?",
     ):
         assert switches_subject(pack, text), text
-    for text in ("ok and the build caches?", "and alerts?", "and how do I reset my password?"):
+    for text in (
+        "ok and the build caches?",
+        "and alerts?",  # a word of Monitor's, not its name
+        "and how do I reset my password?",
+        "and cancel my plan",
+        "does it work with monitor?",  # whether one product works with another
+    ):
         assert not switches_subject(pack, text), text
     for first, then in (
         ("does monitor have a free trial", "and pipelines?"),
@@ -86,6 +94,8 @@ async def test_a_question_beside_a_request_is_answered(client: TestClient) -> No
 async def test_names_that_are_the_customers_own(client: TestClient) -> None:
     known = {w: 1 for w in ("data", "us", "eu", "workspac", "add", "alert", "cost", "budget")}
     assert not unseen_names(known, "Is the data kept in the United States?")
+    assert not unseen_names(known, "in the European Union or the United States?")
+    assert unseen_names(known, "We run a Shopify store, where is the data?") == ["Shopify"]
     assert not unseen_names(known, "the CFO wants a number by EOD, what does it cost")
     assert not unseen_names(known, "where is the data of our Lisbon office kept")
     assert unseen_names(known, "can we add our Bitbucket workspace") == ["Bitbucket"]
@@ -144,6 +154,7 @@ async def test_money_another_party_owes_is_declined(client: TestClient) -> None:
         "book us a demo, the IT contractor wants to see it first",  # no money, no party
         "The vendor still hasn't refunded the duplicate charge",  # the vendor may be the company
         "refund from March please, we were charged twice",
+        "Our store still hasn't received the refund for last month's double charge",  # our own
     ):
         assert not another_partys(text), text
     # A word of the company's keeps the message the company's ("plan" is a billing word).

@@ -183,8 +183,10 @@ class Pack:
 
     def own_names(self) -> list[str]:
         """How a customer names the company or its products: in full, the company's first word
-        ("Acme") and each product's last ("Pipelines")."""
-        names = [self.company, *self.company.split()[:1]]
+        where it is the pack's own name ("Acme" of "Acme Cloud"; not "The" of "The Widget Co"),
+        and each product's last ("Pipelines")."""
+        first = self.company.split()[:1]
+        names = [self.company, *(w for w in first if w.lower() == self.name.lower())]
         names += [w for p in self.products for w in (p.name, p.name.split()[-1])]
         return [n for n in dict.fromkeys(names) if n]
 

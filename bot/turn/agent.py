@@ -339,7 +339,10 @@ class Agent:
         # can we set that up" is answered rather than asked "did you mean ...?".
         asks = asks_to_know(turn.text)
         if not asks and decision.move == "clarify":
-            asks = any(map(is_question, whole_and_sentences(turn.text)))
+            said = whole_and_sentences(turn.text)
+            # (a sentence that asks the agent to do something is a request: "Can you refund
+            # it?"; "can we run the build agents on our own boxes?" asks whether one may)
+            asks = any(is_question(s) and not asks_the_agent(s) for s in said)
         if not asks:
             return decision
         if not await self._pack_answers(turn):

@@ -283,9 +283,10 @@ _AND_NAME = re.compile(
 #: ...or asks whether the answer holds for it: "Is the same true for Pipelines?", "does that
 #: apply to status pages?", "does pipelines get one too?".
 _HOLDS_FOR = re.compile(
-    r"^\W*(?:(?:and|ok|okay|so)\W+)*(?:is|does|do|would|will)\s+(?:the\s+same|that|this|it)\s+"
-    r"(?:(?:hold|go|apply|count|work)\s+(?:true\s+)?|(?:be\s+)?true\s+)?(?:for|with|to)\s+"
-    r"(?P<what>\S.*?)\W*$"
+    # (not "does it work with monitor?": whether one product works with another)
+    r"^\W*(?:(?:and|ok|okay|so)\W+)*(?:is|does|do|would|will)\s+(?:the\s+same|that|this)\s+"
+    r"(?:(?:hold|go|apply|count)\s+(?:true\s+)?|(?:be\s+)?true\s+)?(?:for|with|to)\s+"
+    r"(?P<what>\S[^?!.]*?)\W*$"
     r"|^\W*(?:(?:and|ok|okay|so)\W+)*(?:does|do|will|would|is|are)\s+"
     r"(?P<whom>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:get|have|come\s+with|include|offer)\s+"
     r"(?:one|that|it|this|the\s+same(?:\s+thing)?)(?:\s+too|\s+as\s+well|\s+also)?\W*$",
@@ -317,7 +318,11 @@ def _only_a_name(pack: Pack, what: str) -> bool:
     Monitor"), or a plan's ("the business plan"). Not a product's other words: "and alerts?"
     after a question on checks asks about alerts, a part of Monitor."""
     what = re.sub(r"^(?:the|your|ur)\s+", "", what.strip().lower())
-    return what in _product_names(pack) or _PLAN.search(what.split()[-1]) is not None
+    return what in _product_names(pack) or _A_PLAN.fullmatch(what) is not None
+
+
+#: A plan by its name: "business plan", "free tier" (not "cancel my plan": a verb before it).
+_A_PLAN = re.compile(r"(?:[\w-]+\s+)?(?:plan|plans|tier|tiers)")
 
 
 def _product_names(pack: Pack) -> frozenset[str]:
@@ -344,12 +349,12 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
     if again is not None:
         # (the clause alone: a second question in the message is not the last one's)
         return f"{last} {again}", "follow-up"
-    if switches_subject(pack, text):
-        # (before a word that refers back: "does pipelines get one too?" asks the last question
-        # of Pipelines, not of the product it named)
-        return f"{last} {text}", "follow-up"
-    if refers_back(pack, text):
+    # (a word that refers back in "does pipelines get one too?" or "does that apply to status
+    # pages?" is the last question's answer, asked of another product)
+    if refers_back(pack, text) and _HOLDS_FOR.search(text) is None:
         return f"{subject(pack, last)} {text}", "follow-up"
+    if switches_subject(pack, text):
+        return f"{last} {text}", "follow-up"
     goes_on = continues(pack, text)
     if goes_on and _MORE_OF_IT.search(text):
         # One question with the last, not two: read alone, the last question's sentence would

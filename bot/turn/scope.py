@@ -32,6 +32,7 @@ from bot.packs import Pack, ScopeRule
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
 from bot.text import (
+    MONEY,
     another_partys,
     asks_for_person,
     asks_how,
@@ -134,11 +135,8 @@ def _another_partys(pack: Pack, text: str, norm: str) -> bool:
     words = [k for p in pack.products for k in p.keywords]
     words += [k for t in pack.topics for k in t.keywords]
     words += [k for i in pack.intents for k in i.keywords]
-    return not matching(norm, [w for w in words if not _MONEY_WORD.search(w)])
-
-
-#: Words of money alone, which another party's refund is in too.
-_MONEY_WORD = re.compile(r"\b(?:refund\w*|money|charge\w*|fees?|deposit|paid|pay\w*)\b")
+    # (not the words of money themselves: another party's refund is in them too)
+    return not matching(norm, [w for w in words if not MONEY.search(w)])
 
 
 def named_products(pack: Pack, text: str) -> set[str]:

@@ -287,7 +287,9 @@ def unseen_names(
         return False
 
     names: list[str] = []
-    query = _PLACES_SPELLED_OUT.sub(lambda m: "EU" if m.group(0)[0] in "Ee" else "US", query)
+    query = _PLACES_SPELLED_OUT.sub(
+        lambda m: "EU" if "european" in m.group(0).lower() else "US", query
+    )
     providers = _sign_in_providers(query, known)
     for match in _TOKEN.finditer(query):
         word = match.group(0)
@@ -328,10 +330,9 @@ _OFFICE_ACRONYMS = frozenset(
     "HR IT CFO CEO CTO COO CIO CISO VP FY ETA EOD EOW OOO FYI TBH IMO BTW ASAP".split()
 )
 #: After a name, what makes it the customer's own thing, not a product: "the Brightline workspace".
-#: (Not a workspace or a project: "one Bitbucket workspace", "40 Jenkins projects" name tools.)
-_OWN_THING_AFTER = re.compile(
-    r"\s+(?:clients?|offices?|campus|school|hospital|clinic|store|shop)\b", re.IGNORECASE
-)
+#: (Not a workspace, a project, a client, a store or a shop: "one Bitbucket workspace", "40
+#: Jenkins projects", "the Outlook client", "a Shopify store" name tools.)
+_OWN_THING_AFTER = re.compile(r"\s+(?:offices?|campus|school|hospital|clinic)\b", re.IGNORECASE)
 #: "add my copywriter to the workspace", "can it go to my co-teacher": a person of the customer's
 #: (a word of a role after "my", "our"), not a thing to integrate. Roles by name: "my messenger"
 #: and "my pager" end as "my copywriter" does and are things alerts might go to.
