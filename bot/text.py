@@ -194,10 +194,9 @@ def asks_to_act(text: str) -> bool:
 
 
 #: A clause that opens on a verb of changing, said to the agent: "one of our planners has left,
-#: take her seat off so we stop paying for it", "drop one seat". (At a clause's start only: "how
-#: do i add a user" asks how.)
-#: (Not after "and" or "then": "I tried to log in and add a user but the button is greyed out"
-#: tells a story; nor "take a look", "give me a sec".)
+#: take her seat off so we stop paying for it", "drop one seat". At a clause's start only ("how
+#: do i add a user" asks how), not after "and" or "then" ("I tried to log in and add a user but
+#: the button is greyed out" tells a story), nor "take a look" or "give me a sec".
 _IMPERATIVE = re.compile(
     r"(?:^|[,;.!?]\s*|\b(?:so|just|please|pls|plz)\s+)(?:take|remove|drop|add|give"
     r"|bump|cut|book|refund|reverse|undo|return|cancel)\s+(?!(?:me\s+)?an?\s+(?:look|sec|second"

@@ -20,8 +20,8 @@
   charge from yesterday?", refund at 0.79) or as an order (:func:`bot.text.orders`: "one of our
   planners has left, take her seat off", "hired two more designers, they need access"). A
   question about the same thing ("do you offer refunds if we cancel within 14 days?") is answered
-  instead. For a shared intent too ("book us in
-  for a live tour of the platform pls", demo at 0.52, runs the guided demo).
+  instead. For a shared intent too ("book us in for a live tour of the platform pls", demo at
+  0.52, runs the guided demo).
 
 A message that asks how things work (:func:`asks_how`: a condition, an alternative, a limit, a
 time, and no request to the agent itself) starts no flow, however sure the head: "can we add seats

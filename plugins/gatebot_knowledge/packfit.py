@@ -298,7 +298,7 @@ def unseen_names(
         if word.lower() in providers or word.upper() in _OFFICE_ACRONYMS:
             continue
         if _OWN_THING_AFTER.match(query, match.end()):
-            continue  # the customer's own: "the old Brightline workspace", "the Hartley project"
+            continue  # the customer's own: "our Lisbon office", "the Hartley school"
         letters = [c for c in word if c.isalpha()]
         if _shouted(query, match.start(), word, len(letters)):
             continue
