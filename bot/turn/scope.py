@@ -132,11 +132,9 @@ def _another_partys(pack: Pack, text: str, norm: str) -> bool:
     person."""
     if not another_partys(text) or matching(norm, pack.own_names()) or asks_for_person(text):
         return False
-    words = [k for p in pack.products for k in p.keywords]
-    words += [k for t in pack.topics for k in t.keywords]
-    words += [k for i in pack.intents for k in i.keywords]
     # (not the words of money themselves: another party's refund is in them too)
-    return not matching(norm, [w for w in words if not MONEY.search(w)])
+    words = [w for w in _declared_phrases(pack) if not MONEY.search(w)]
+    return not matching(norm, words)
 
 
 def named_products(pack: Pack, text: str) -> set[str]:
