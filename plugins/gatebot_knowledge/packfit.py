@@ -118,7 +118,9 @@ _NAMED_WORKS = re.compile(
 _NAMED_ON = re.compile(
     r"\b(?:get|have|put)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?([A-Za-z][\w.\-]*)\s+(?:[\w-]+\s+)?"
     r"(?:printed|shown|added|included|listed|displayed)\b"
-    r"|\b(?:print|add|include|show|display)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?"
+    # (an owner before it: "put our firm's tax ID on the invoices")
+    r"|\b(?:print|add|include|show|display|put)\s+(?:our\s+|my\s+|the\s+|a\s+|an\s+)?"
+    r"(?:[\w-]+'s\s+)?"
     r"([A-Za-z][\w.\-]*)\s+(?:[\w-]+\s+)?(?:on|in|to)\s+(?:the|our|my|each|every|all)\s+\w+"
     # "can invoices include our vat id?"
     r"|\b(?:include|show|display|print|carry)s?\s+(?:our|my|the)\s+([A-Za-z][\w.\-]*)\s+"
@@ -161,7 +163,10 @@ _NAMED_FOR = re.compile(
     re.IGNORECASE,
 )
 _NAMED_USED = re.compile(
-    r"\b(?:we|i)\s+(?:use|are\s+using|am\s+using|run|host\s+\w+\s+on)\s+([A-Za-z0-9][\w.\-]*)",
+    r"\b(?:we|i)\s+(?:use|are\s+using|am\s+using|run|host\s+\w+\s+on)\s+([A-Za-z0-9][\w.\-]*)"
+    r"(?![\w.\-])"
+    # (not the identity provider, named as one: "we use google workspace idp")
+    r"(?!(?:\s+[\w.\-]+)?\s+(?:as\s+(?:our\s+|the\s+|an\s+)?)?(?:idp|identity\s+provider)\b)",
     re.IGNORECASE,
 )
 
@@ -293,15 +298,11 @@ def unseen_names(
     providers = _sign_in_providers(query, known)
     for match in _TOKEN.finditer(query):
         word = match.group(0)
-        if len(word) < 2 or word.lower() in STOPWORDS or not unseen(word):
+        if len(word) < 2 or word.lower() in _NEVER_NAMES or not unseen(word):
             continue
-        if word.lower() in providers or word.upper() in _OFFICE_ACRONYMS:
+        if _said_not_named(query, match, providers):
             continue
-        if _OWN_THING_AFTER.match(query, match.end()):
-            continue  # the customer's own: "our Lisbon office", "the Hartley school"
         letters = [c for c in word if c.isalpha()]
-        if _shouted(query, match.start(), word, len(letters)):
-            continue
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
         capital = capitals and any(c.isupper() for c in word)
         capital = capital and (
@@ -313,11 +314,88 @@ def unseen_names(
         if acronym or capital or camel or domain or _CODED.fullmatch(word):
             names.append(word)
     for word in _targets(query):
-        if word.lower() in STOPWORDS or not unseen(word) or word in names:
+        if word.lower() in _NEVER_NAMES or not unseen(word) or word in names:
             continue
+        at = query.find(word)
+        if at >= 0 and _a_person(query, at, at + len(word)):
+            continue  # "how do I add Sandra on our front desk to the workspace?"
         if not _someone_of_ours(query, word):
             names.append(word)
     return names
+
+
+def _said_not_named(query: str, match: re.Match[str], providers: set[str]) -> bool:
+    """Whether the word at ``match`` is written as a name but names nothing the pack could have
+    said: a colleague ("Dev keeps saying", "Dr Hughes"), the customer's identity provider or
+    office talk ("IT says"), the customer's own place ("our Lisbon office", "our Wymondham
+    branch") or a common word in capitals ("builds are SLOW")."""
+    word, start, end = match.group(0), match.start(), match.end()
+    if _a_person(query, start, end):
+        return True
+    if word.lower() in providers or word.upper() in _OFFICE_ACRONYMS:
+        return True
+    if _OWN_THING_AFTER.match(query, end) or (
+        _OUR_PLACE_AFTER.match(query, end) and _OUR_BEFORE.search(query[:start])
+    ):
+        return True
+    return _shouted(query, start, word, sum(c.isalpha() for c in word))
+
+
+#: Words that never name a thing the pack might not say: stop words, pronouns ("how do I get her
+#: added"), days and months ("he's not in till Thursday").
+_NEVER_NAMES = STOPWORDS | frozenset(
+    "he she him her his hers himself herself they them their theirs themselves it itself"
+    " monday tuesday wednesday thursday friday saturday sunday january february march april"
+    " june july august september october november december christmas easter dr mr mrs prof".split()
+)
+#: A name a person goes by, told by what is around it: a title before it ("Dr Hughes"), what
+#: only a person does after it ("Dev keeps saying", "Dev's not in", "every time Dev uploads
+#: changes"), or where they sit ("Sandra on our front desk", "Dev (our part-time IT guy").
+_TITLE_BEFORE = re.compile(r"\b(?-i:Dr|Mr|Mrs|Ms|Prof)\.?\s+$")
+#: (only what no tool does: "Sentry says the site is down", "Jira's out of date", "Grafana in our
+#: platform team", "every time Renovate uploads changes" name tools)
+_PERSON_AFTER = re.compile(
+    r"(?:'s|\s+is|\s+isn't|\s+was)\s+(?:not\s+in|away|off\s+(?:sick|today)"
+    r"|on\s+(?:holiday|leave|vacation)|moaning|complaining|very\s+strict)\b"
+    r"|\s+(?:asked|told|thinks|reckons|insists|moans|keeps\s+(?:saying|asking|telling|moaning)"
+    r"|joined\s+us|left\s+us|looks\s+after|set\s+up|sets\s+up|wants\s+me|needs\s+me)\b"
+    r"|\s+(?:on|at)\s+(?:our|the)\s+(?:front\s+desk|reception)\b",
+    re.IGNORECASE,
+)
+
+
+def _a_person(query: str, start: int, end: int) -> bool:
+    """Whether the capitalised word at ``start:end`` of ``query`` names a person (see
+    :data:`_PERSON_AFTER`), not a thing the pack might never say."""
+    if not query[start].isupper() or query[start:end].isupper():
+        return False
+    if _TITLE_BEFORE.search(query[:start]) or _PERSON_AFTER.match(query, end):
+        return True
+    # The subject of its clause, and "he" or "she" later in its sentence: "I think Dev deleted
+    # our old workspace when he was tidying up" (a tool is no "he": "Priya says we should connect
+    # Opsgenie, can she set it up?" names a tool after a verb).
+    rest = _SENTENCE_END.split(query[end:], maxsplit=1)[0]
+    if _CLAUSE_BEFORE.search(query[:start]) and _HE_OR_SHE.search(rest):
+        return True
+    # "Dev (our part-time IT guy)", "Priya, our boss,": a role of the customer's after it (not
+    # "Opsgenie (our paging tool)").
+    aside = _ASIDE.match(query, end)
+    if aside is None:
+        return False
+    last = aside.group(1).split()[-1].lower()
+    return last in _ROLES | _FOLK or last.removesuffix("s") in _ROLES | _FOLK
+
+
+_CLAUSE_BEFORE = re.compile(
+    r"(?:^|[.,;:!?(]|\b(?:and|but|when|because|that|think|if|time|can|could|does|did|will|would"
+    r"|so))\s*$",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?]")
+_HE_OR_SHE = re.compile(r"\b(?:he|she|him|his|her|himself|herself|he's|she's)\b", re.IGNORECASE)
+#: An aside after a name, to its end: "Dev (our part-time IT guy)", "Priya, our boss,".
+_ASIDE = re.compile(r"\s*[,(]\s*(?:our|my)\s+((?:[\w-]+\s+){0,2}[\w-]+)\s*[,)]", re.IGNORECASE)
+_FOLK = frozenset({"guy", "girl", "lad", "person", "man", "woman"})
 
 
 #: The United States and the European Union spelled out, as the pack's "US" and "EU".
@@ -333,6 +411,10 @@ _OFFICE_ACRONYMS = frozenset(
 #: (Not a workspace, a project, a client, a store or a shop: "one Bitbucket workspace", "40
 #: Jenkins projects", "the Outlook client", "a Shopify store" name tools.)
 _OWN_THING_AFTER = re.compile(r"\s+(?:offices?|campus|school|hospital|clinic)\b", re.IGNORECASE)
+#: ...and after "our" only, where a tool's name goes too ("every Gitea branch", "Snowflake
+#: warehouse alerts"): "our Wymondham branch".
+_OUR_PLACE_AFTER = re.compile(r"\s+(?:branch|warehouse|depot|factory)\b", re.IGNORECASE)
+_OUR_BEFORE = re.compile(r"\bour\s+$", re.IGNORECASE)
 #: "add my copywriter to the workspace", "can it go to my co-teacher": a person of the customer's
 #: (a word of a role after "my", "our"), not a thing to integrate. Roles by name: "my messenger"
 #: and "my pager" end as "my copywriter" does and are things alerts might go to.
@@ -378,7 +460,10 @@ _SIGNED_IN = re.compile(
     # "through our company's Okta login": the owner before the name is no provider.
     r"(?:our\s+(?:company's\s+|corporate\s+|work\s+)?|an\s+|the\s+)?"
     r"([A-Za-z0-9][\w.\-]*(?:\s+(?-i:[A-Z]{2})\b)?)"
-    r"|\b([A-Za-z0-9][\w.\-]*)\s+(?:SSO|single\s+sign-on)\b",
+    r"|\b([A-Za-z0-9][\w.\-]*)\s+(?:SSO|single\s+sign-on)\b"
+    # "we use google workspace idp", "Okta as our identity provider"
+    r"|\b([A-Za-z0-9][\w.\-]*(?:\s+[A-Za-z0-9][\w.\-]*)?)\s+(?:as\s+(?:our\s+|the\s+)?)?"
+    r"(?:idp|identity\s+provider)\b",
     re.IGNORECASE,
 )
 #: ...or signs on against, or whose login goes through ("We need SAML SSO against Okta", "Our

@@ -95,6 +95,9 @@ FAQ_MATCH_SURE = 0.95
 #: 0.65, 20 and 3; from 0.75, 9 and 0.
 ASKED_MATCH_AT = 0.7
 ASKED_MATCH_SCALE = 0.025
+#: Below this coverage margin (the best passage's share of the message's words less the runner-
+#: up's) no asked question vouches for the best passage: the runner-up holds the words.
+ASKED_AGAINST_COVERAGE = -0.4
 #: How many of the best passages by BM25 alone the words of a question without its product's name
 #: are looked through for one that speaks for every product (:meth:`KnowledgeRetriever.
 #: _for_every_product`).
@@ -115,6 +118,21 @@ AGAINST = (
     "beyond_stated",
     "other_doer",
 )
+
+
+#: A question whose subject points back, in its first few words: "does it get deleted?", "and
+#: are they kept?" (the pronoun in lower case: "Does IT get notified?" asks about a department).
+_STARTS_POINTING = re.compile(
+    r"^\W*(?:[\w']+\s+){0,2}?(?-i:it|they|that|this|those|these)\b(?!\s+(?:is|are)\b)",
+    re.IGNORECASE,
+)
+
+
+def leans_on_the_last(sentence: str) -> bool:
+    """Whether ``sentence``, a question after another in the same message, points back and says
+    little else: "..., what happens to the stuff they set up? does it get deleted?" (its "it" is
+    the question before's; alone it reads as any deletion the pack speaks of). Not read alone."""
+    return _STARTS_POINTING.match(sentence) is not None and len(tokenize(sentence)) < 3
 
 
 #: A question whose last word points back: "Which tier unlocks that?", "do you support it?".
@@ -437,7 +455,13 @@ class KnowledgeRetriever(Retriever):
             # A name anywhere in the message, an action or thing the pack never names, ... (see
             # AGAINST) is evidence against every part of it, but for a name in the context
             # before the message's one question (:meth:`_past_the_context`).
-            return self._past_the_context(query, k, evidence)
+            evidence = self._past_the_context(query, k, evidence)
+            if f.get("thing_absent"):
+                # The pack names the thing, the best passage does not: "Is there a free trial of
+                # Acme Monitor?" is drawn to Monitor's sections by its name, and the trial entry
+                # answers it for every product.
+                return self._for_every_product(query, k, evidence)
+            return evidence
         if f.get("asks_value") and not f.get("holds_value"):
             # "How many days do I get to test Acme Monitor": the value may be in one sentence's
             # passage, or in one that answers for every product (the trial entry).
@@ -445,7 +469,9 @@ class KnowledgeRetriever(Retriever):
             return self._for_every_product(query, k, evidence)
         evidence = self._for_every_product(query, k, evidence)
         asked = question_sentences(query)
-        for sentence in asked:
+        for n, sentence in enumerate(asked):
+            if n and leans_on_the_last(sentence):
+                continue
             # The question in a message of context ("Our tool wakes us at night with false
             # alarms. How does yours decide a site is really down?") reads better alone; it
             # counts only where its best passage is the whole message's, or, when it is the
@@ -740,7 +766,9 @@ class KnowledgeRetriever(Retriever):
         if found.row is None:
             found, version = self._cross_past_the_context(query, language, found, version)
         asked = question_sentences(query, CROSS_MIN_WORDS) if found.row is not None else []
-        for sentence in asked:
+        for n, sentence in enumerate(asked):
+            if n and leans_on_the_last(sentence):
+                continue
             # As in the pack's language, a question among others reads better alone ("Hola,
             # ¿tienen prueba gratis? ¿Cuántos días dura...?": 0.52 whole, 0.99 its first
             # question), where it finds the same entry as the whole message, or, the message's
@@ -842,6 +870,11 @@ def _asked_match(index: KnowledgeIndex, qvec: np.ndarray, evidence: Evidence) ->
     asked questions are how they ask. Called only when no rule spoke against the message."""
     f = evidence.features
     if not evidence.facts or (f.get("asks_value") and not f.get("holds_value")):
+        return
+    if f.get("coverage_margin", 0.0) < ASKED_AGAINST_COVERAGE:
+        # Another passage holds far more of the message's words: "Can Pipelines run builds
+        # inside our own network?" is asked like the overview ("Can Pipelines run my builds?")
+        # and answered by the runners section ("build inside their own network").
         return
     row = index.by_key.get(evidence.facts[0].key)
     if row is None or index.vectors is None:

@@ -28,10 +28,28 @@ def question_sentences(text: str, min_words: int = MIN_WORDS) -> list[str]:
     """The sentences of ``text`` that ask something (end with "?" or start as a question), when
     it has more than one sentence; else none. ``min_words``: the fewest words a sentence read
     alone may have (another language says more in fewer: "¿Tienen prueba gratis?")."""
-    sentences = _sentences(text)
+    sentences = [part for s in _sentences(text) for part in _spliced(s)]
     if len(sentences) < 2:
         return []
     return [s for s in sentences if _asks(s, min_words)]
+
+
+#: A comma before a new clause, its subject and verb: "how do I add a new associate to our
+#: account, she started monday and still cant get in" is a question and then context.
+_SPLICE = re.compile(r",\s+(?=(?:she|he|they|we|i)\s+[a-z']+\b)", re.IGNORECASE)
+#: ...a question, not a clause of time or condition ("When the trial ends, we keep our data?").
+_NOT_ASKED_FIRST = re.compile(r"^(?:when|if)\b", re.IGNORECASE)
+
+
+def _spliced(sentence: str) -> list[str]:
+    """``sentence`` parted where a question runs on into context after a comma (see
+    :data:`_SPLICE`): one that starts as a question and does not end on a question mark (its
+    end then asks: "Can I add Dev, he's new, to the workspace?"); as it is otherwise."""
+    if not _QUESTION_START.match(sentence) or _NOT_ASKED_FIRST.match(sentence):
+        return [sentence]
+    if sentence.rstrip().endswith("?"):
+        return [sentence]
+    return [p.strip() for p in _SPLICE.split(sentence, maxsplit=1) if p.strip()]
 
 
 #: A message's sign-off: a closing word and the sender's name ("Thanks, Chris", "Regards, Katrin",

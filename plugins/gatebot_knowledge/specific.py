@@ -89,7 +89,14 @@ ACTION_PENALTY = 1.5
 _VALUE_WORDS = stems(
     "long many soon often quickly period duration time number amount count limit limits"
     " maximum minimum max min total"
+    # ...nor words for keeping a thing and its end, nor for a point in time, whatever value is
+    # asked: "Retention question: how long are logs kept before they're purged?"
+    " retention retain retained purged wiped expire expires expired before until till"
 )
+
+
+#: What is left of a contraction, no word of its own: "before they're purged", "we'll need".
+_CLITICS = frozenset("re ll ve".split())
 
 
 #: The action a yes/no or how-to question asks about: "can the trial be extended", "can people
@@ -267,7 +274,22 @@ def _same_verb(word: str, verb: str) -> bool:
 def asked_thing(question: str) -> list[str]:
     """The stems of the thing an existence question asks about ("is there a mobile app":
     ``["mobil", "app"]``), without words that name no thing; empty for other questions."""
-    return _thing(_THING_ASKED.search(question))
+    return _thing(_THING_ASKED.search(question) or _THING_HAD.search(question))
+
+
+#: Whether a named part has a thing, no article needed: "do the hosted runners have gpus?",
+#: "does your status page have custom domains?". The thing runs as in :data:`_THING_ASKED`, to
+#: three words.
+_THING_HAD = re.compile(
+    r"\b(?:do|does)\s+(?:the|your)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*\s+"
+    r"(?:have(?!\s+to\b)|come\s+with)\s+(?:a\s+|an\s+|any\s+|some\s+)?"
+    # (not "have to", a must: "do the monitors have to be public?"; nor how much of it: "does
+    # the trial have everything unlocked", "every feature")
+    r"(?!(?:every|everything|all|anything|nothing|no|the\s+same)\b)"
+    r"((?:[a-z0-9][\w'-]*\s*){1,3}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which|where|with|in|"
+    r"on|we|i|you|or|and|so|if|like|available|included)\b))",
+    re.IGNORECASE,
+)
 
 
 #: What a question asks how long is kept: "How long are build artifacts (not logs) retained?",
@@ -534,5 +556,5 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
     counts = counted(query) if asked == "count" else None
     held = holds_value(asked, f"{passage.title}. {passage.text}", counts)
     known = _document_words(index, row)
-    terms = [t for t in index.lexical.query_terms(query) if t not in _VALUE_WORDS]
+    terms = [t for t in index.lexical.query_terms(query) if t not in _VALUE_WORDS | _CLITICS]
     return Specific(asked, held, [t for t in terms if t not in known])
