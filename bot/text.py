@@ -411,7 +411,14 @@ _ASKS_PERSON = re.compile(
     r"|\bhand\s+(?:me|us|this|it)\s+(?:off|over)\s+to\s+an?\s+(?:support|sales)\s+(?:engineer|agent"
     r"|rep|person)\b"
     r"|\b(?:connect|transfer|put)\s+me\s+(?:through\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
-    r"|support|sales|the|one\s+of\s+(?:your|ur))\b"
+    r"|support|sales|the|one\s+of\s+(?:your|ur)|humans?|persons?|agents?)\b"
+    # "pass me to human atendente obrigado" (a person named: not "route me to the pricing page")
+    r"|\b(?:pass|forward|route)\s+(?:me|us)\s+(?:over\s+|on\s+)?to\s+"
+    r"(?:an?\s+|the\s+(?:right\s+)?|your\s+)?(?:real\s+|live\s+)?"
+    r"(?:humans?|persons?|agents?|someone|somebody|staff"
+    # (support the team, not its pages: "route me to support articles about runners")
+    r"|support(?!\s+(?:articles?|docs?|documentation|pages?|guides?|site|portal|cent(?:er|re)"
+    r"|links?|forums?)\b))\b"
     # "I would prefer to go through it with a member of your security team directly, rather
     # than via this chat" (not "we spoke with a member of your sales team directly last week",
     # nor "alerts by SMS rather than in the chat")

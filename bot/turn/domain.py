@@ -47,6 +47,7 @@ EDGE = 0.05
 #: Fewer pack texts than this and there is nothing to fit on: the keyword rules decide alone.
 MIN_TEXTS = 10
 OUTSIDE_FILE = Path(__file__).with_name("outside.txt")
+ELSEWHERE_FILE = Path(__file__).with_name("elsewhere.txt")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -87,6 +88,21 @@ class Domain:
     #: Every content word of the texts, stemmed (:func:`bot.turn.anchor.pack_words`): what an
     #: edge message needs one of to count as touching the pack at all.
     words: frozenset[str] = frozenset()
+    #: :file:`elsewhere.txt`'s vectors (other software's own how-tos); None where built without.
+    elsewhere_vectors: np.ndarray | None = None
+
+    def elsewhere_margin(self, vector: np.ndarray) -> float | None:
+        """Closeness to the pack minus closeness to the lines about other software's own use
+        (:file:`elsewhere.txt`): below 0, a message sits nearer "how do I squash commits in git"
+        than anything the pack says. Read for messages no declared word keeps, at the edge or
+        inside by closeness alone (see :meth:`bot.turn.scope.ScopeCheck._weigh_edge` and
+        ``_weigh_elsewhere``): closeness places a software question near a software pack's
+        texts, whatever software it is about."""
+        if self.elsewhere_vectors is None or not len(self.elsewhere_vectors):
+            return None
+        row = vector[None, :]
+        near = closeness(row, self.vectors)[0] - closeness(row, self.elsewhere_vectors)[0]
+        return float(near)
 
     def margin(self, vector: np.ndarray) -> float | None:
         """Closeness to the pack minus closeness to the generic outside lines. A declared topic
@@ -125,11 +141,22 @@ def domain_texts(pack: Pack) -> list[str]:
     return [t for t in dict.fromkeys(t.strip() for t in texts) if t]
 
 
+def _lines(path: Path) -> tuple[str, ...]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return tuple(s for s in (line.strip() for line in lines) if s and not s.startswith("#"))
+
+
 @cache
 def outside_lines() -> tuple[str, ...]:
     """The shipped generic out-of-domain messages (comments and blank lines skipped)."""
-    lines = OUTSIDE_FILE.read_text(encoding="utf-8").splitlines()
-    return tuple(s for s in (line.strip() for line in lines) if s and not s.startswith("#"))
+    return _lines(OUTSIDE_FILE)
+
+
+@cache
+def elsewhere_lines() -> tuple[str, ...]:
+    """The shipped questions about other software's own use (see :meth:`Domain.elsewhere_margin`);
+    they place no threshold."""
+    return _lines(ELSEWHERE_FILE)
 
 
 def closeness(rows: np.ndarray, vectors: np.ndarray, k: int = TOP_K) -> np.ndarray:
@@ -202,9 +229,14 @@ def build_domain(
     lines = list(outside_lines() if outside is None else outside)
     groups = [g for g in asked or [] if g]
     extra = [t for g in groups for t in g]
-    rows = embed(texts + lines + extra)
+    # Lines about other software go with the shipped outside lines only (a caller's own outside
+    # lines are a test's: it gets what it passes).
+    other = list(elsewhere_lines()) if outside is None else []
+    rows = embed(texts + lines + other + extra)
     vectors, outside_rows = rows[: len(texts)], rows[len(texts) : len(texts) + len(lines)]
-    asked_rows, centroids, start = rows[len(texts) + len(lines) :], [], 0
+    at = len(texts) + len(lines)
+    elsewhere_rows = rows[at : at + len(other)]
+    asked_rows, centroids, start = rows[at + len(other) :], [], 0
     for g in groups:
         c = asked_rows[start : start + len(g)].mean(axis=0)
         centroids.append(c / (np.linalg.norm(c) or 1.0))
@@ -221,7 +253,13 @@ def build_domain(
     outside_margin = closeness(outside_rows, vectors) - leave_one_out(outside_rows)
     margin_fit = fit_threshold(inside, outside_margin)
     return Domain(
-        scored, neighbours, fit, outside_vectors=outside_rows, margin_fit=margin_fit, words=words
+        scored,
+        neighbours,
+        fit,
+        outside_vectors=outside_rows,
+        margin_fit=margin_fit,
+        words=words,
+        elsewhere_vectors=elsewhere_rows if len(other) else None,
     )
 
 

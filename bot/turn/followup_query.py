@@ -149,13 +149,16 @@ _NAMED = (
     r"(?!(?:is|are|does|do|can|will|could|would|how|what|i|we|you|it)\b)(?:[\w-]+\s+){0,2}?[\w-]+"
 )
 _VIA = r"(?:(?:by|via|through|over|with|in)\s+)?"
-_TOO = r"(?:\s+(?:too|also|as\s+well))"
+#: (in the languages customers mix in: "and gitlab também?")
+_TOO = r"(?:\s+(?:too|also|as\s+well|tamb[ée]m|tambi[ée]n|aussi|auch|anche|ook))"
+_TOO_WORDS = frozenset("too also well também tambem también tambien aussi auch anche ook".split())
 #: The clause of a message that asks the last question again of something else: "what about
 #: teams?", "and phone calls?", "SMS too?" (not "what about if nobody answers?": a new question).
 _AGAIN = re.compile(
     rf"{_LEAD}(?:(?:and|or)\s+)?(?:(?:what|how)\s+about|(?:is\s+it\s+)?the\s+same\s+for)\s+"
     r"(?!(?:if|when|whether)\b)(?P<what>.+)$"
-    rf"|{_LEAD}and\s+{_VIA}(?P<also>{_NAMED}){_TOO}?\s*$"
+    # ("e": "and" as a customer writing Portuguese says it: "e teams?")
+    rf"|{_LEAD}(?:and|e)\s+{_VIA}(?P<also>{_NAMED}){_TOO}?\s*$"
     rf"|{_LEAD}{_VIA}(?P<too>{_NAMED}){_TOO}\s*$",
     re.IGNORECASE,
 )
@@ -174,13 +177,26 @@ def again_of_answer(pack: Pack, text: str, state: ConversationState) -> str | No
     heading, text or asked questions: "and the grace period?" after the trial's answer names the
     workspace deletion's, and moves on."""
     answered = state.get("last_answered") or []
-    clauses = [c.strip() for c in re.split(r"[?!.]", text, maxsplit=2) if c.strip()]
-    if clauses and not _said(clauses[0]) - _THANKS:
-        clauses = clauses[1:]  # the first clause was talk: "oh lovely! and what about Teams?"
-    found = _AGAIN.search(clauses[0]) if answered and clauses else None
+    if not answered:
+        return None
+    # A clause ends at a comma too, where the whole clause names more than the answer does:
+    # "what about gitlab, apparently that's what they use" ("what about Teams, SMS or email?"
+    # is read whole).
+    for ends in (r"[?!.]", r"[?!.,;]"):
+        clauses = [c.strip() for c in re.split(ends, text, maxsplit=2) if c.strip()]
+        while clauses and not _said(clauses[0]) - _THANKS:
+            clauses = clauses[1:]  # talk first: "oh lovely! and what about Teams?"
+        again = _asked_again(pack, clauses[0], answered) if clauses else None
+        if again is not None:
+            return again
+    return None
+
+
+def _asked_again(pack: Pack, clause: str, answered: list[str]) -> str | None:
+    found = _AGAIN.search(clause.rstrip("?!.,; "))
     if found is None or len(tokens(found[0])) > MAX_WORDS:
         return None
-    words = _said(found["what"] or found["also"] or found["too"]) - _PLAIN - {"too", "also"}
+    words = _said(found["what"] or found["also"] or found["too"]) - _PLAIN - _TOO_WORDS
     last = _words_of(_listed(pack), answered)
     return found[0] if 0 < len(words) <= 3 and words <= last else None
 
@@ -362,7 +378,23 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
         return f"{last.rstrip(' ?!.')} {text}", "follow-up"
     if goes_on and _products(pack, last):
         return f"{subject(pack, last)} {text}", "follow-up"
+    if (
+        not goes_on
+        and _WHAT_IF.search(text)
+        and len(tokens(text)) <= MAX_WORDS
+        and state.get("last_answered")
+    ):
+        # "what if we log in thru sso tho" after "how do i reset my password" was answered: the
+        # same question on a condition (the password entry says what single sign-on changes).
+        # With the products the last question names, where it names one: after "can your
+        # monitoring ping our on-call people in Teams?", "ok and if the person on call sleeps
+        # through it?" asks about escalation, not channels.
+        return f"{subject(pack, last)} {text}", "follow-up"
     return text, "message"
+
+
+#: A question on a condition, short: "what if we log in thru sso tho", "and if we're on the EU?".
+_WHAT_IF = re.compile(r"^\W*(?:(?:ok|okay|so|and|but)\W+)*(?:what|and|but)\s+if\b", re.IGNORECASE)
 
 
 #: A continuation that asks a value of the same thing ("and for how many days", "and from how

@@ -55,7 +55,7 @@ from bot.turn.domain import (
     fit_across,
     outside_lines,
 )
-from bot.turn.followup_query import carries_on, continues, refers_back
+from bot.turn.followup_query import again_of_answer, carries_on, continues, refers_back
 from bot.turn.reading import Readers, bare_request
 from bot.turn.turn import ConversationState, Scope
 
@@ -95,7 +95,9 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     is declined though "subscription" is a billing word, "spotify charged me twice, how do I get
     them to refund it" though "refund" starts a flow).
     """
-    norm = normalise(text)
+    # "in order to" orders nothing: "Must I give a credit card in order to begin it?" is no
+    # question about an order (the order intent's keyword), and needs no order number.
+    norm = _IN_ORDER.sub("so as", normalise(text))
     # A question about how things work needs no order number ("can I get a refund if I cancel in
     # the first 14 days?"): it is in scope, not waiting for input.
     how = asks_how(text)
@@ -119,6 +121,17 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     verdict["question"] = is_question(text)
     verdict["score"] = verdict["threshold"] = None
     return verdict
+
+
+_IN_ORDER = re.compile(r"\bin order(?= (?:to|for|that)\b)")
+
+
+def _declined(scope: Scope, rule: str, score: float, threshold: float) -> Scope:
+    """``scope`` declined by a margin: the rule, and the margin and its threshold as the record's
+    score and threshold."""
+    scope["verdict"], scope["template"], scope["rule"] = "out", None, rule
+    scope["score"], scope["threshold"] = round(score, 4), threshold
+    return scope
 
 
 #: The rule's name in the record for money another party owes or took (:func:`another_partys`).
@@ -328,6 +341,16 @@ class ScopeCheck:
         scope = check_scope(self.pack, text, set(state["values"]))
         busy = answering(state)
         if scope["rule"] != NO_MATCH:
+            if (
+                not busy
+                and scope["verdict"] == "in"
+                and again_of_answer(self.pack, text, state) is not None
+            ):
+                # "and gitlab também?" after a GitHub question answered: it asks that question
+                # again of a thing the answer names, its declared word keeps it, and alone it is
+                # too short for the margin to say what it is about (the question before does).
+                scope["rule"] += " (asked again of the last answer)"
+                return scope
             if not busy and self.topic_words_only(scope, text):
                 return await self._weigh_topic_words(text, scope)
             if not busy and self._kept_by_a_product(scope):
@@ -338,9 +361,7 @@ class ScopeCheck:
         if busy:
             scope["rule"] = f"answering:{busy}"
             return scope
-        if state.get("last_question") and (
-            refers_back(self.pack, text) or continues(self.pack, text)
-        ):
+        if self._follows_up(text, state):
             # "how long is it?" or "and from how many places?" alone is close to nothing; it
             # asks about the question before.
             scope["rule"] = "follow-up"
@@ -358,6 +379,8 @@ class ScopeCheck:
         scope["score"], scope["threshold"] = round(score, 4), domain.fit.threshold
         if place == "edge":
             return await self._weigh_edge(text, vector, domain, scope)
+        if place == "inside":
+            return await self._weigh_elsewhere(text, vector, domain, scope)
         if place == "outside":
             spared = self._unread_language(text, domain)
             across = await self._across_margin(text) if spared else None
@@ -372,6 +395,12 @@ class ScopeCheck:
             else:
                 scope["verdict"], scope["template"] = "out", None
         return scope
+
+    def _follows_up(self, text: str, state: ConversationState) -> bool:
+        """Whether ``text`` asks on about the last question ("how long is it?", "and gitlab?")."""
+        return bool(state.get("last_question")) and (
+            refers_back(self.pack, text) or continues(self.pack, text)
+        )
 
     def topic_words_only(self, scope: Scope, text: str = "") -> bool:
         """Kept in scope only by declared topic or intent words, spelled right: no product, no
@@ -477,26 +506,57 @@ class ScopeCheck:
         - or it uses no word of the pack's and the intent head reads none of the pack's intents
           at the head's gate: "knock knock" (none at 0.98). Either alone misreads in-scope
           questions: "are you guys SOC2" uses no word of the pack's, and the head reads none
-          for "will you call me at night if something breaks" at 0.90, its gate.
+          for "will you call me at night if something breaks" at 0.90, its gate;
+        - or it is nearer the lines about other software's own use than the pack's texts
+          (:meth:`~bot.turn.domain.Domain.elsewhere_margin` below :data:`EDGE_MARGIN`): "how do
+          I set up an automatic out-of-office reply in Outlook?" (-0.029; the nearest in-scope
+          edge question of tests/data, "can I use it from my phone", reads +0.001).
 
         Declined, it is as if outside, with the spares of the topic-word margin (a language the
         pack's texts are not in, a request for a person or one of the pack's flows); kept, it
         stays ``domain:edge``."""
         margin = domain.margin(vector)
         nearer_generic = margin is not None and margin < EDGE_MARGIN
-        read = None if nearer_generic else await self._unanchored(text, vector, domain)
-        if not nearer_generic and read is None:
+        elsewhere = None if nearer_generic else domain.elsewhere_margin(vector)
+        nearer_elsewhere = elsewhere is not None and elsewhere < EDGE_MARGIN
+        decided = nearer_generic or nearer_elsewhere
+        read = None if decided else await self._unanchored(text, vector, domain)
+        if not decided and read is None:
             return scope
-        if self._unread_language(text, domain) or await self._asks_for_person(text, vector, True):
+        if await self._spared(text, vector, domain):
             return scope
-        scope["verdict"], scope["template"] = "out", None
+        # A margin that decided is the record's score, with its threshold.
         if margin is not None and nearer_generic:
-            # The margin decided: it and its threshold are the record's score and threshold.
-            scope["rule"] = "domain:edge, nearer the generic lines than the pack"
-            scope["score"], scope["threshold"] = round(margin, 4), EDGE_MARGIN
-        else:  # the closeness and its threshold stay, the rule says what the head read
-            scope["rule"] = f"domain:edge, no word of the pack and the intent head reads {read}"
+            rule = "domain:edge, nearer the generic lines than the pack"
+            return _declined(scope, rule, margin, EDGE_MARGIN)
+        if elsewhere is not None and nearer_elsewhere:
+            rule = "domain:edge, nearer other software's own questions than the pack"
+            return _declined(scope, rule, elsewhere, EDGE_MARGIN)
+        # The closeness and its threshold stay; the rule says what the head read.
+        scope["verdict"], scope["template"] = "out", None
+        scope["rule"] = f"domain:edge, no word of the pack and the intent head reads {read}"
         return scope
+
+    async def _weigh_elsewhere(self, text: str, vector: Any, domain: Domain, scope: Scope) -> Scope:
+        """A message inside by closeness alone (no declared word) is declined when it sits nearer
+        the lines about other software's own use than the pack's texts: "how do i squash my
+        last 5 commits in git" (-0.077), "kubectl rollout restart stuck in pending" (-0.009);
+        the nearest in-scope question of tests/data reads +0.044. A software question sits
+        close to a software pack whatever software it is about."""
+        elsewhere = domain.elsewhere_margin(vector)
+        if elsewhere is None or elsewhere >= EDGE_MARGIN:
+            return scope
+        if await self._spared(text, vector, domain):
+            return scope
+        rule = "domain:inside, but nearer other software's own questions than the pack"
+        return _declined(scope, rule, elsewhere, EDGE_MARGIN)
+
+    async def _spared(self, text: str, vector: Any, domain: Domain) -> bool:
+        """What keeps a message the domain's closeness would decline: a language the pack's
+        texts are not in, a request for a person or for one of the pack's flows."""
+        return bool(self._unread_language(text, domain)) or await self._asks_for_person(
+            text, vector, True
+        )
 
     async def _unanchored(self, text: str, vector: Any, domain: Domain) -> str | None:
         """How the intent head reads a message that uses no word of the pack's ("none 0.98"),
