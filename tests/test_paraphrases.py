@@ -117,6 +117,12 @@ FRESH107 = Path(__file__).parent / "data" / "acme_fresh107.jsonl"
 FRESH108 = Path(__file__).parent / "data" / "acme_fresh108.jsonl"
 FRESH109 = Path(__file__).parent / "data" / "acme_fresh109.jsonl"
 FRESH110 = Path(__file__).parent / "data" / "acme_fresh110.jsonl"
+FRESH111 = Path(__file__).parent / "data" / "acme_fresh111.jsonl"
+FRESH112 = Path(__file__).parent / "data" / "acme_fresh112.jsonl"
+FRESH113 = Path(__file__).parent / "data" / "acme_fresh113.jsonl"
+FRESH114 = Path(__file__).parent / "data" / "acme_fresh114.jsonl"
+FRESH115 = Path(__file__).parent / "data" / "acme_fresh115.jsonl"
+FRESH116 = Path(__file__).parent / "data" / "acme_fresh116.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -1018,6 +1024,54 @@ FRESH110_FLOORS = {
     "action": (9 / 10, 0),  # measured 9 of 10 (held out 8)
 }
 
+FRESH111_FLOORS = {
+    "answer": (21 / 40, 0),  # measured 22 of 40 (held out 17)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH112_FLOORS = {
+    "answer": (32 / 38, 0),  # measured 33 of 38 (held out 30)
+    "unanswerable": (12 / 15, 0),  # measured 13 of 15 (held out 13)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
+FRESH113_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 34)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH114_FLOORS = {
+    "answer": (32 / 39, 0),  # measured 33 of 39 (held out 31)
+    "unanswerable": (13 / 14, 0),  # measured 14 of 14 (held out 14)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH115_FLOORS = {
+    "answer": (33 / 38, 0),  # measured 34 of 38 (held out 33)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 14, 1 wrong)
+    "out_of_scope": (6 / 10, 0),  # measured 6 of 10 (held out 5)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH116_FLOORS = {
+    "answer": (33 / 40, 0),  # measured 34 of 40 (held out 32)
+    "unanswerable": (13 / 15, 1),  # measured 14 of 15, 1 wrong (held out 12, 3 wrong)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+    "person": (4 / 4, 0),  # measured 4 of 4 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -1121,6 +1175,12 @@ SETS = {
     FRESH108: FRESH108_FLOORS,
     FRESH109: FRESH109_FLOORS,
     FRESH110: FRESH110_FLOORS,
+    FRESH111: FRESH111_FLOORS,
+    FRESH112: FRESH112_FLOORS,
+    FRESH113: FRESH113_FLOORS,
+    FRESH114: FRESH114_FLOORS,
+    FRESH115: FRESH115_FLOORS,
+    FRESH116: FRESH116_FLOORS,
 }
 
 
