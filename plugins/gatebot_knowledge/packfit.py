@@ -349,8 +349,8 @@ _NEVER_NAMES = STOPWORDS | frozenset(
     " june july august september october november december christmas easter dr mr mrs prof".split()
 )
 #: A name a person goes by, told by what is around it: a title before it ("Dr Hughes"), what
-#: only a person does after it ("Dev keeps saying", "Dev's not in", "every time Dev uploads
-#: changes"), or where they sit ("Sandra on our front desk", "Dev (our part-time IT guy").
+#: only a person does after it ("Dev keeps saying", "Dev's not in") or where they sit ("Sandra on
+#: our front desk"); see :func:`_a_person` for the rest.
 _TITLE_BEFORE = re.compile(r"\b(?-i:Dr|Mr|Mrs|Ms|Prof)\.?\s+$")
 #: (only what no tool does: "Sentry says the site is down", "Jira's out of date", "Grafana in our
 #: platform team", "every time Renovate uploads changes" name tools)
@@ -365,8 +365,10 @@ _PERSON_AFTER = re.compile(
 
 
 def _a_person(query: str, start: int, end: int) -> bool:
-    """Whether the capitalised word at ``start:end`` of ``query`` names a person (see
-    :data:`_PERSON_AFTER`), not a thing the pack might never say."""
+    """Whether the capitalised word at ``start:end`` of ``query`` names a person, not a thing the
+    pack might never say: a title before it or a person's doing after it (:data:`_TITLE_BEFORE`,
+    :data:`_PERSON_AFTER`), "he" or "she" after it in a clause it starts, or a role in an aside
+    after it."""
     if not query[start].isupper() or query[start:end].isupper():
         return False
     if _TITLE_BEFORE.search(query[:start]) or _PERSON_AFTER.match(query, end):
