@@ -315,7 +315,8 @@ _ALREADY_DONE = re.compile(
     r"(?:refund|demo|walkthrough|money back)\b"
     r"|\b(?:refund|demo|walkthrough|call)\s+(?:you|your team|your folks)\s+(?:guys\s+)?"
     r"(?:gave|did|ran|issued|sent|held)\b"
-    r"|\b(?:already|was|were|been)\s+refunded\b"
+    # ("We got refunded last week for the double charge, thanks, it's all sorted now")
+    r"|\b(?:already|was|were|been|got)\s+(?:already\s+|fully\s+|finally\s+)?refunded\b"
     r"|\brefund\s+(?:went|came)\s+through\b"
     # Seats or a refund asked for that arrived: "the extra seats we requested are showing up now,
     # all good", "the refund showed up on our card this morning".

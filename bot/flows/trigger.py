@@ -51,7 +51,6 @@ from bot.text import (
     asks_to_act,
     asks_to_be_shown,
     asks_to_know,
-    is_question,
     matching,
     normalise,
     orders,
@@ -94,7 +93,6 @@ class Signals:
     asks_how: bool = False  # the message asks how things work ("... mid-month or only at renewal?")
     shown: bool = False  # a demo flow, and the message asks for a person to show the product
     ordered: bool = False  # a flow's keyword is the verb of a request ("please refund the ...")
-    done: bool = False  # the message tells the keyword's action done ("we got refunded, thanks")
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v}
@@ -220,7 +218,6 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         asks_how=asks_how(text),
         shown=any(step.lead == "demo" for step in flow.steps) and asks_to_be_shown(text),
         ordered=bool(t.keywords) and ordered_by_keyword(text, t.keywords),
-        done=bool(t.keywords) and told_done(text, t.keywords),
     )
 
 
@@ -242,23 +239,6 @@ def ordered_by_keyword(text: str, keywords: list[str]) -> bool:
         if found is not None:
             return True
     return False
-
-
-#: Before a keyword told as done: "we got refunded", "it was already refunded", "has been refunded".
-_DONE_BEFORE = r"\b(?:got|was|were|been|already)\s+(?:already\s+|fully\s+|finally\s+)?"
-
-
-def told_done(text: str, keywords: list[str]) -> bool:
-    """Whether ``text`` tells one of a flow's one-word ``keywords`` done ("We got refunded last
-    week for the double charge, thanks, it's all sorted now"), asking nothing and asking for
-    nothing: a report, no request (the head read that one as a refund at 0.92)."""
-    if is_question(text) or asks_to_act(text) or ordered_by_keyword(text, keywords):
-        return False
-    return any(
-        re.search(_DONE_BEFORE + re.escape(k) + r"(?:ed|d)\b", text, re.IGNORECASE)
-        for k in keywords
-        if " " not in k.strip()
-    )
 
 
 def _across(flow: Flow, near: Nearest | None) -> dict[str, Any] | None:
@@ -323,8 +303,6 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     """Whether the signals start ``flow``, given the intent read confidently (None: none)."""
     if s.routed:
         return True
-    if s.done:
-        return False  # told done: "we got refunded last week, thanks, it's all sorted now"
     if s.asks_how:
         return False  # a question about the flow's subject is answered, not taken as a request
     # Asking in so many words for someone to show the product outweighs a confident read of a
