@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.text import normalise
+
 DEFAULT_GATES = {
     "intent": 0.9,
     "value": 0.9,
@@ -181,12 +183,18 @@ class Pack:
         """The intent that asks for a person (the first whose move is ``handoff``), if any."""
         return next((i for i in self.intents if i.move == "handoff"), None)
 
+    def company_names(self) -> list[str]:
+        """How a customer names the company, normalised: in full, and its first word where it
+        is the pack's own name ("acme" of "Acme Cloud"; not "the" of "The Widget Co")."""
+        company = normalise(self.company or "")
+        first = company.split()[:1]
+        names = [company, *(w for w in first if w == normalise(self.name))]
+        return [n for n in dict.fromkeys(names) if n]
+
     def own_names(self) -> list[str]:
-        """How a customer names the company or its products: in full, the company's first word
-        where it is the pack's own name ("Acme" of "Acme Cloud"; not "The" of "The Widget Co"),
-        and each product's last ("Pipelines")."""
-        first = self.company.split()[:1]
-        names = [self.company, *(w for w in first if w.lower() == self.name.lower())]
+        """How a customer names the company or its products: :meth:`company_names`, and each
+        product in full and by its last word ("Pipelines")."""
+        names = [*self.company_names()]
         names += [w for p in self.products for w in (p.name, p.name.split()[-1])]
         return [n for n in dict.fromkeys(names) if n]
 

@@ -150,8 +150,8 @@ _NAMED = (
 )
 _VIA = r"(?:(?:by|via|through|over|with|in)\s+)?"
 #: (in the languages customers mix in: "and gitlab também?")
-_TOO = r"(?:\s+(?:too|also|as\s+well|tamb[ée]m|tambi[ée]n|aussi|auch|anche|ook))"
 _TOO_WORDS = frozenset("too also well também tambem también tambien aussi auch anche ook".split())
+_TOO = rf"(?:\s+(?:as\s+well|{'|'.join(sorted(_TOO_WORDS - {'well'}))}))"
 #: The clause of a message that asks the last question again of something else: "what about
 #: teams?", "and phone calls?", "SMS too?" (not "what about if nobody answers?": a new question).
 _AGAIN = re.compile(
@@ -343,7 +343,11 @@ _A_PLAN = re.compile(r"(?:[\w-]+\s+)?(?:plan|plans|tier|tiers)")
 
 def _product_names(pack: Pack) -> frozenset[str]:
     """Each product's name, short name ("monitor") and key, and its words that begin with one
-    ("monitoring", "status pages")."""
+    ("monitoring", "status pages"); read once per pack."""
+    return _once("product names", pack, _read_product_names)
+
+
+def _read_product_names(pack: Pack) -> frozenset[str]:
     names: set[str] = set()
     for p in pack.products:
         short = {p.name.lower(), p.name.lower().split()[-1], p.key.lower()}

@@ -223,7 +223,7 @@ def _verdict(
     covered = products + topics + intents
     # The company named is no trade's phrase to decline: "can the website-watching part of Acme
     # ping us in Slack? (it's replaced a hundred WhatsApp groups)" is about Acme.
-    if matching(rest, _company_words(pack)):
+    if matching(rest, pack.company_names()):
         declines = [] if covered else [r for r in outside if not r.despite_topics]
     elif not covered:
         declines = outside
@@ -255,15 +255,6 @@ def _declines(topic: ScopeRule, norm: str) -> bool:
     if not topic.despite_topics:
         return bool(found)
     return any(not names_own_trade(norm, phrase) for phrase in found)
-
-
-def _company_words(pack: Pack) -> list[str]:
-    """The company's name as a customer writes it: in full, and its first word when that is
-    the pack's own name ("Acme Cloud", "Acme")."""
-    company = normalise(pack.company or "")
-    first = company.split()[0] if company else ""
-    own = first if first == normalise(pack.name) else ""
-    return [w for w in dict.fromkeys((company, own)) if w]
 
 
 def _beside(pack: Pack, norm: str, spoken: list[str]) -> list[str]:
