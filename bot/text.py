@@ -416,7 +416,7 @@ _ASKS_PERSON = re.compile(
     # "pass me to human atendente obrigado" (a person named: not "route me to the pricing page")
     r"|\b(?:pass|forward|route)\s+(?:me|us)\s+(?:over\s+|on\s+)?to\s+"
     r"(?:an?\s+|the\s+(?:right\s+)?|your\s+)?(?:real\s+|live\s+)?"
-    r"(?:humans?|persons?|agents?|someone|somebody|staff"
+    r"(?:humans?|persons?|agents?|someone|somebody|staff|advis[eo]rs?|conseill(?:er|ère)s?"
     # (support the team, not its pages: "route me to support articles about runners")
     r"|support(?!\s+(?:articles?|docs?|documentation|pages?|guides?|site|portal|cent(?:er|re)"
     r"|links?|forums?)\b))\b"
@@ -466,6 +466,10 @@ _ASKS_PERSON = re.compile(
     # "are there any actual engineers on this chat?"
     r"|\b(?:are|is)\s+there\s+(?:any\s+|an?\s+)?(?:actual|real|live)\s+(?:people|persons?|humans?"
     r"|engineers?|agents?|staff)\b"
+    # "get me an actual engineer on the line" (on the phone with the customer: not "get the
+    # on-call engineer on the phone when a check fails", which asks what Monitor does)
+    r"|\b(?:get|put)\s+(?:me|us)\s+(?:an?\s+)?(?:(?:real|actual|live|human|support)\s+){0,2}"
+    r"(?:engineer|person|human|agent|rep|someone|somebody)\s+on\s+the\s+(?:line|phone)\b"
     # "page a human plz", "get me a human" (not "can monitor page a human on call?")
     r"|\b(?:page|get|fetch|find)\s+(?:me\s+|us\s+)?(?:a\s+)?(?:real\s+|actual\s+|live\s+)?"
     r"human\b(?=\s*(?:please|pls|plz|now|asap|[^\w\s-]|$))"
@@ -600,7 +604,12 @@ _SHOWN = re.compile(
     r"|screen[- ]?share|webex)\b"
     # "do a Zoom session showing Pipelines", "a call to walk us through it"
     r"|\ban?\s+(?:\w+\s+)?(?:call|meeting|session)\s+"
-    r"(?:showing|demoing|presenting|to\s+(?:show|demo|present|walk))\b",
+    r"(?:showing|demoing|presenting|to\s+(?:show|demo|present|walk))\b"
+    # "Could a call be scheduled with your product team to walk our reviewers through it?"
+    r"|\b(?:can|could|would|may)\s+an?\s+(?:\w+\s+)?(?:call|meeting|session|demo"
+    r"|walk[- ]?through)\s+be\s+(?:scheduled|booked|arranged|set\s+up|organi[sz]ed)\s+"
+    r"(?:with\s+(?:your|ur|acme|someone|somebody|one\s+of)|to\s+(?:walk|show|demo|present"
+    r"|go\s+through|take))\b",
     re.IGNORECASE,
 )
 
@@ -642,7 +651,12 @@ def names_own_trade(norm: str, phrase: str) -> bool:
     app is built with GitLab, do you integrate?", a review of the sixteenth round)."""
     if _OWN_TRADE.search(norm):
         return True
+    if phrase.rsplit(" ", 1)[-1] in _ENDS_ON_A_PREPOSITION:
+        return False  # "a good book on product management": the noun after is what it is on
     return re.search(r"\b" + re.escape(phrase) + _TRADE_NOUN, norm) is not None
+
+
+_ENDS_ON_A_PREPOSITION = frozenset("on about for of to in with at from by".split())
 
 
 def normalise(text: str) -> str:

@@ -369,6 +369,12 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
     if again is not None:
         # (the clause alone: a second question in the message is not the last one's)
         return f"{last} {again}", "follow-up"
+    if carries_on(pack, text, state):
+        # "which plan tho" after "SAML SSO supported?", "do i need a card for that?" after "is
+        # there a free trial for monitor" was answered: every word is one the answering passage
+        # says, so it asks more of that answer, and with the whole question before (its
+        # products alone lose the trial)
+        return f"{last} {text}", "follow-up"
     # (a word that refers back in "does pipelines get one too?" or "does that apply to status
     # pages?" is the last question's answer, asked of another product)
     if refers_back(pack, text) and _HOLDS_FOR.search(text) is None:

@@ -286,6 +286,29 @@ def _declared_phrases(pack: Pack) -> list[str]:
     return phrases + [k for i in pack.intents for k in i.keywords]
 
 
+#: The company asked about itself: "your" (or "are you", "is your company") and the next words.
+_OF_US = re.compile(r"\b(?:your|ur|are you|is your company|does your company)((?: [\w-]+){1,5})")
+
+
+def asked_of_us(pack: Pack, text: str) -> bool:
+    """Whether a declared word sits within five words after "your", "are you" or "is your
+    company": the customer asks the company about its own ("rate limits on your REST api", "are
+    you SOC 2 certified? our auditor wants proof"), which a topic word keeps whatever the margin
+    says. Only the words after the cue: "can you help me with my homework" asks the assistant
+    for something else, and no out-of-scope line of tests/data puts a declared word there."""
+    phrases = _declared_phrases(pack)
+    return any(matching(m.group(1), phrases) for m in _OF_US.finditer(normalise(text)))
+
+
+def _unweighed(pack: Pack, text: str) -> str | None:
+    """Why a message kept by a topic word alone is not weighed by the margin, or None: it asks
+    the company about its own ("are you SOC 2 certified?") or makes a request in so many words
+    ("drop us from 20 licences to 15 pls", "get me an actual engineer on the line")."""
+    if asked_of_us(pack, text):
+        return "asked of the company"
+    return "a request in so many words" if _requested(pack, text) else None
+
+
 _keywords: dict[int, tuple[Pack, frozenset[str]]] = {}  # by id(pack); the pack is kept alive
 
 
@@ -343,6 +366,10 @@ class ScopeCheck:
                 scope["rule"] += " (asked again of the last answer)"
                 return scope
             if not busy and self.topic_words_only(scope, text):
+                unweighed = _unweighed(self.pack, text)
+                if unweighed:
+                    scope["rule"] += f" ({unweighed})"
+                    return scope
                 return await self._weigh_topic_words(text, scope)
             if not busy and self._kept_by_a_product(scope):
                 return await self._weigh_product_words(text, scope)

@@ -33,7 +33,11 @@ DURATION_ASKED = re.compile(
     # whether something is kept for ever: "do you keep the history of incidents forever?" (not
     # "monitor keeps alerting forever": a verb of doing after "keeps" is no keeping)
     r"|\b(?:keep|keeps|kept|store|stores|stored|retain|retains|retained|save|saves|saved)\b"
-    r"(?!\s+\w+ing\b)(?:\s+[\w'-]+){0,5}?\s+(?:forever|for\s+ever|indefinitely)\b",
+    r"(?!\s+\w+ing\b)(?:\s+[\w'-]+){0,5}?\s+(?:forever|for\s+ever|indefinitely)\b"
+    # a length asked in a noun's name: "log retention on pipeline runs", "cache ttl?", "trial
+    # length?"
+    r"|\b(?:retention|ttl|expiry)\b|\b(?:trial|cache|caches|log|logs|history)\s+(?:length"
+    r"|duration|lifetime)\b",
     re.IGNORECASE,
 )
 _FREQUENCY_ASKED = re.compile(r"\bhow\s+(?:often|frequently)\b", re.IGNORECASE)
@@ -206,6 +210,9 @@ _COUNTED_AS = {
         "region": "location",
         "spot": "location",
         "probe": "location",
+        # "from how many geographic vantage points are checks performed"
+        "vantage": "location",
+        "geographic": "location",
         "user": "seat member",
         "people": "seat member",
     }.items()

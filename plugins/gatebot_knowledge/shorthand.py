@@ -102,6 +102,16 @@ _SAID_OTHERWISE = re.compile(
 )
 
 
+#: "ping our website", "does it ping our sites": a check of them, in a monitoring pack's words.
+#: Only of a site, a service or an address: "ping me on slack" asks to be told, not checked.
+_PINGED = re.compile(
+    r"\bping(s|ed|ing)?\b(?=\s+(?:(?:our|my|the|your|their|a|an|each|every|all)\s+)?"
+    r"(?:[\w-]+\s+)?(?:sites?|websites?|apis?|endpoints?|servers?|urls?|apps?|services?"
+    r"|homepages?|pages?|domains?)\b)",
+    re.IGNORECASE,
+)
+
+
 def written_out(
     query: str, known: Callable[[str], bool], says: Callable[[str], bool] | None = None
 ) -> str:
@@ -128,6 +138,8 @@ def written_out(
         return long_form if all(known(w) for w in _WORD.findall(long_form)) else said
 
     query = _PHRASE.sub(phrase, query)
+    if known("check"):  # (a pack may say "ping" of alerts: "will downtime pings show up")
+        query = _PINGED.sub(lambda m: "check" + (m.group(1) or ""), query)
 
     def expand(match: re.Match[str]) -> str:
         word = match.group(0)

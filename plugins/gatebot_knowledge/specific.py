@@ -91,7 +91,8 @@ _VALUE_WORDS = stems(
     " maximum minimum max min total"
     # ...nor words for keeping a thing and its end, nor for a point in time, whatever value is
     # asked: "Retention question: how long are logs kept before they're purged?"
-    " retention retain retained purged wiped expire expires expired before until till"
+    " retention retain retained purged wiped expire expires expired expiry ttl lifetime length"
+    " before until till"
 )
 
 
@@ -111,12 +112,13 @@ _ACTION_ASKED = (
     re.compile(r"\bis\s+(?:it|there\s+a\s+way)\s+(?:possible\s+)?to\s+([a-z]+)\b", re.IGNORECASE),
     re.compile(r"\bhow\s+(?:do|can|could|would|should)\s+(?:i|we)\s+([a-z]+)\b", re.IGNORECASE),
 )
-#: Whether a thing exists: "is there a(n) X", "do you have / offer a(n) X", "does it come with X".
+#: Whether a thing exists: "is there a(n) X", "do you have / offer a(n) X", "does it come with X",
+#: or a sentence that opens on "any" ("Any special discount for early stage startups?").
 #: X runs to the first word that ends a noun phrase (a preposition, a clause, punctuation).
 _THING_ASKED = re.compile(
-    r"\b(?:(?:is|are)\s+there|do\s+(?:you|they|y'?all)(?:\s+guys)?\s+(?:have|offer|provide|sell|"
-    r"make|ship|do|give)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+"
-    r"(?:a|an|any|some)\s+"
+    r"(?:\b(?:(?:is|are)\s+there|do\s+(?:you|they|y'?all)(?:\s+guys)?\s+(?:have|offer|provide|"
+    r"sell|make|ship|do|give)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+"
+    r"(?:a|an|any|some)|(?:^|(?<=[.!?]\s))any)\s+"
     r"((?:[a-z0-9][\w'-]*\s*){1,4}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which|where|with|in|on|"
     r"we|i|you|or|and|so|if|like|available|included)\b))",
     re.IGNORECASE,

@@ -163,6 +163,9 @@ _TO_TOTAL = re.compile(
     r"\b(?:change|changing|set|update|adjust|bring|take|move|go|going|increase|reduce|lower)\b"
     r"(?:(?!\b(?:and|but|then)\b).)*?\bto (\w+)\b"
 )
+#: The old total and the new ("drop us from 20 licences to 15", "bump my client's plan from 12
+#: users up to 15"): a change to the new total, whatever the verb says of its direction.
+_FROM_TO = re.compile(r"\bfrom (\w+)\b(?:(?!\b(?:and|but|then)\b).){0,30}?\bto (\w+)\b")
 _POLITE = {"thanks", "thank", "please", "ok", "okay", "great", "cool", "cheers", "hi", "hello"}
 
 
@@ -249,6 +252,9 @@ def read_phrase(
     total = _TO_TOTAL.search(norm)
     if total is not None and not change and _count(total.group(1)) not in (None, 1):
         change, count = [total.group(0)], _count(total.group(1))  # "to a" is no total
+    span = _FROM_TO.search(norm)
+    if span is not None and _count(span.group(1)) is not None and _count(span.group(2)):
+        remove, add, change, count = [], [], [span.group(0)], _count(span.group(2))
     if "no more" in remove:
         add = [w for w in add if w != "more"]
     r.cues = remove + add + change
