@@ -416,7 +416,8 @@ _ASKS_PERSON = re.compile(
     # "pass me to human atendente obrigado" (a person named: not "route me to the pricing page")
     r"|\b(?:pass|forward|route)\s+(?:me|us)\s+(?:over\s+|on\s+)?to\s+"
     r"(?:an?\s+|the\s+(?:right\s+)?|your\s+)?(?:real\s+|live\s+)?"
-    r"(?:humans?|persons?|agents?|someone|somebody|staff|advis[eo]rs?|conseill(?:er|ère)s?"
+    r"(?:humans?|persons?|agents?|someone|somebody|staff"
+    r"|(?:advis[eo]rs?|conseill(?:er|ère)s?)(?!\s+(?:page|pages|portal|docs?|site|articles?)\b)"
     # (support the team, not its pages: "route me to support articles about runners")
     r"|support(?!\s+(?:articles?|docs?|documentation|pages?|guides?|site|portal|cent(?:er|re)"
     r"|links?|forums?)\b))\b"
@@ -468,7 +469,8 @@ _ASKS_PERSON = re.compile(
     r"|engineers?|agents?|staff)\b"
     # "get me an actual engineer on the line" (on the phone with the customer: not "get the
     # on-call engineer on the phone when a check fails", which asks what Monitor does)
-    r"|\b(?:get|put)\s+(?:me|us)\s+(?:an?\s+)?(?:(?:real|actual|live|human|support)\s+){0,2}"
+    r"|(?:^|[.!?]\s*|\b(?:please|pls|plz|just|can\s+you|could\s+you)\s+)(?:get|put)\s+(?:me|us)\s+"
+    r"(?:an?\s+)?(?:(?:real|actual|live|human|support)\s+){0,2}"
     r"(?:engineer|person|human|agent|rep|someone|somebody)\s+on\s+the\s+(?:line|phone)\b"
     # "page a human plz", "get me a human" (not "can monitor page a human on call?")
     r"|\b(?:page|get|fetch|find)\s+(?:me\s+|us\s+)?(?:a\s+)?(?:real\s+|actual\s+|live\s+)?"
@@ -606,10 +608,12 @@ _SHOWN = re.compile(
     r"|\ban?\s+(?:\w+\s+)?(?:call|meeting|session)\s+"
     r"(?:showing|demoing|presenting|to\s+(?:show|demo|present|walk))\b"
     # "Could a call be scheduled with your product team to walk our reviewers through it?"
-    r"|\b(?:can|could|would|may)\s+an?\s+(?:\w+\s+)?(?:call|meeting|session|demo"
-    r"|walk[- ]?through)\s+be\s+(?:scheduled|booked|arranged|set\s+up|organi[sz]ed)\s+"
-    r"(?:with\s+(?:your|ur|acme|someone|somebody|one\s+of)|to\s+(?:walk|show|demo|present"
-    r"|go\s+through|take))\b",
+    # (a call with a person: not "can an api call be scheduled with your pipelines cron?")
+    r"|\b(?:can|could|would|may)\s+an?\s+(?:(?:quick|short|video|zoom|live)\s+)?(?:call|meeting"
+    r"|session|demo|walk[- ]?through)\s+be\s+(?:scheduled|booked|arranged|set\s+up|organi[sz]ed)"
+    r"\s+(?:with\s+(?:(?:your|ur)\s+(?:\w+\s+)?(?:team|people|staff|engineers?|experts?"
+    r"|specialists?|sales)|acme|one\s+of\s+(?:your|ur)|(?:someone|somebody)\s+(?:from|at|on\s+your))"
+    r"|to\s+(?:walk|show|demo|present|go\s+through|take)\s+(?:us|me|our|my|the)\b)",
     re.IGNORECASE,
 )
 
@@ -643,20 +647,22 @@ _TRADE_NOUN = (
     r"|tool|tools|tooling|company|business|provider|utility|supplier|chain)\b"
 )
 
+#: The last word of a phrase that names its object next: "a good book on".
+_ENDS_ON_A_PREPOSITION = frozenset("on about for of to in with at from by".split())
+
 
 def names_own_trade(norm: str, phrase: str) -> bool:
     """Whether ``phrase`` (a trade's words, matched in the normalised text ``norm``) names the
     customer's own business rather than what the message asks about: the customer says what
     they build, run or are, or the phrase names a product or a company ("Our insurance claim
-    app is built with GitLab, do you integrate?", a review of the sixteenth round)."""
+    app is built with GitLab, do you integrate?", a review of the sixteenth round). A phrase that
+    ends on a preposition names what follows as its object: "a good book on product
+    management" is a book, not a product."""
     if _OWN_TRADE.search(norm):
         return True
     if phrase.rsplit(" ", 1)[-1] in _ENDS_ON_A_PREPOSITION:
         return False  # "a good book on product management": the noun after is what it is on
     return re.search(r"\b" + re.escape(phrase) + _TRADE_NOUN, norm) is not None
-
-
-_ENDS_ON_A_PREPOSITION = frozenset("on about for of to in with at from by".split())
 
 
 def normalise(text: str) -> str:

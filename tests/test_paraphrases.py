@@ -123,6 +123,12 @@ FRESH113 = Path(__file__).parent / "data" / "acme_fresh113.jsonl"
 FRESH114 = Path(__file__).parent / "data" / "acme_fresh114.jsonl"
 FRESH115 = Path(__file__).parent / "data" / "acme_fresh115.jsonl"
 FRESH116 = Path(__file__).parent / "data" / "acme_fresh116.jsonl"
+FRESH117 = Path(__file__).parent / "data" / "acme_fresh117.jsonl"
+FRESH118 = Path(__file__).parent / "data" / "acme_fresh118.jsonl"
+FRESH119 = Path(__file__).parent / "data" / "acme_fresh119.jsonl"
+FRESH120 = Path(__file__).parent / "data" / "acme_fresh120.jsonl"
+FRESH121 = Path(__file__).parent / "data" / "acme_fresh121.jsonl"
+FRESH122 = Path(__file__).parent / "data" / "acme_fresh122.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -1072,6 +1078,54 @@ FRESH116_FLOORS = {
     "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
 }
 
+FRESH117_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 34)
+    "unanswerable": (13 / 14, 0),  # measured 14 of 14 (held out 13, 1 wrong)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 4, 1 wrong)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH118_FLOORS = {
+    "answer": (34 / 38, 0),  # measured 35 of 38 (held out 33)
+    "unanswerable": (13 / 14, 0),  # measured 14 of 14 (held out 14)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 7, 1 wrong)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH119_FLOORS = {
+    "answer": (30 / 39, 0),  # measured 31 of 39 (held out 29)
+    "unanswerable": (12 / 15, 0),  # measured 13 of 15 (held out 13)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
+FRESH120_FLOORS = {
+    "answer": (25 / 39, 0),  # measured 26 of 39 (held out 26)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 7)
+    "person": (4 / 5, 0),  # measured 4 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
+FRESH121_FLOORS = {
+    "answer": (33 / 40, 0),  # measured 34 of 40 (held out 33)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 7)
+    "person": (3 / 3, 0),  # measured 3 of 3 (held out 2)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH122_FLOORS = {
+    "answer": (32 / 39, 0),  # measured 33 of 39 (held out 33)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 14)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 5)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -1181,6 +1235,12 @@ SETS = {
     FRESH114: FRESH114_FLOORS,
     FRESH115: FRESH115_FLOORS,
     FRESH116: FRESH116_FLOORS,
+    FRESH117: FRESH117_FLOORS,
+    FRESH118: FRESH118_FLOORS,
+    FRESH119: FRESH119_FLOORS,
+    FRESH120: FRESH120_FLOORS,
+    FRESH121: FRESH121_FLOORS,
+    FRESH122: FRESH122_FLOORS,
 }
 
 

@@ -369,11 +369,13 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
     if again is not None:
         # (the clause alone: a second question in the message is not the last one's)
         return f"{last} {again}", "follow-up"
-    if carries_on(pack, text, state):
+    if carries_on(pack, text, state) and (_BACK.search(text) or not _ASKS_ANEW.search(text)):
         # "which plan tho" after "SAML SSO supported?", "do i need a card for that?" after "is
         # there a free trial for monitor" was answered: every word is one the answering passage
-        # says, so it asks more of that answer, and with the whole question before (its
-        # products alone lose the trial)
+        # says, and it points back or asks nothing of its own, so it asks more of that answer,
+        # with the whole question before (its products alone lose the trial). Not "can i change
+        # my email?" after a password question: a question of its own, which the passage's
+        # asked questions would vouch for, joined.
         return f"{last} {text}", "follow-up"
     # (a word that refers back in "does pipelines get one too?" or "does that apply to status
     # pages?" is the last question's answer, asked of another product)
@@ -403,6 +405,13 @@ def retrieval_query(pack: Pack, text: str, state: ConversationState) -> tuple[st
     return text, "message"
 
 
+#: A question of its own: it opens on a verb or a question word ("can i change my email?", "how
+#: many jobs can run in parallel?"); "which plan tho" asks which of what was said.
+_ASKS_ANEW = re.compile(
+    r"^\W*(?:(?:ok|okay|so|and|but|also)\W+)*(?:can|could|how|do|does|did|is|are|was|will|would"
+    r"|should|what|when|where|why|who|may|must|i|we)\b",
+    re.IGNORECASE,
+)
 #: A question on a condition, short: "what if we log in thru sso tho", "and if we're on the EU?".
 _WHAT_IF = re.compile(r"^\W*(?:(?:ok|okay|so|and|but)\W+)*(?:what|and|but)\s+if\b", re.IGNORECASE)
 

@@ -286,25 +286,29 @@ def _declared_phrases(pack: Pack) -> list[str]:
     return phrases + [k for i in pack.intents for k in i.keywords]
 
 
-#: The company asked about itself: "your" (or "are you", "is your company") and the next words.
-_OF_US = re.compile(r"\b(?:your|ur|are you|is your company|does your company)((?: [\w-]+){1,5})")
+#: The company asked whether it holds a certification: "are you SOC 2 certified?", "is your
+#: company ISO 27001 compliant?" (the attribute form: not "are you able to help me ...").
+_OF_US = re.compile(
+    r"\b(?:are\s+(?:you|u)|is\s+(?:your|ur)\s+(?:company|platform|service|product|firm)|is\s+acme)"
+    r"(?:\s+[\w-]+){0,5}?\s+(?:certified|certification|certificate|compliant|accredited|attested"
+    r"|audited)\b"
+)
 
 
-def asked_of_us(pack: Pack, text: str) -> bool:
-    """Whether a declared word sits within five words after "your", "are you" or "is your
-    company": the customer asks the company about its own ("rate limits on your REST api", "are
-    you SOC 2 certified? our auditor wants proof"), which a topic word keeps whatever the margin
-    says. Only the words after the cue: "can you help me with my homework" asks the assistant
-    for something else, and no out-of-scope line of tests/data puts a declared word there."""
-    phrases = _declared_phrases(pack)
-    return any(matching(m.group(1), phrases) for m in _OF_US.finditer(normalise(text)))
+def asked_of_us(text: str) -> bool:
+    """Whether ``text`` asks the company whether it holds a certification (:data:`_OF_US`),
+    which the security topic's word keeps whatever the margin says: "are you SOC 2 certified?
+    our auditor wants proof by friday" sits as near generic chat as the pack. Only the attribute
+    form: "your" with a declared word after it kept "what's your opinion on the best team in the
+    premier league" and "is your support for the new tax law justified"."""
+    return _OF_US.search(normalise(text)) is not None
 
 
 def _unweighed(pack: Pack, text: str) -> str | None:
     """Why a message kept by a topic word alone is not weighed by the margin, or None: it asks
-    the company about its own ("are you SOC 2 certified?") or makes a request in so many words
-    ("drop us from 20 licences to 15 pls", "get me an actual engineer on the line")."""
-    if asked_of_us(pack, text):
+    whether the company is certified ("are you SOC 2 certified?") or makes a request in so many
+    words ("drop us from 20 licences to 15 pls", "get me an actual engineer on the line")."""
+    if asked_of_us(text):
         return "asked of the company"
     return "a request in so many words" if _requested(pack, text) else None
 

@@ -36,8 +36,9 @@ DURATION_ASKED = re.compile(
     r"(?!\s+\w+ing\b)(?:\s+[\w'-]+){0,5}?\s+(?:forever|for\s+ever|indefinitely)\b"
     # a length asked in a noun's name: "log retention on pipeline runs", "cache ttl?", "trial
     # length?"
-    r"|\b(?:retention|ttl|expiry)\b|\b(?:trial|cache|caches|log|logs|history)\s+(?:length"
-    r"|duration|lifetime)\b",
+    # (not "customer retention", "card expiry date" or "a ttl header"; nor "log length", a size)
+    r"|(?<!customer\s)\b(?:retention|ttl|expiry)\b(?!\s+(?:date|dates|header|headers)\b)"
+    r"|\b(?:trial|cache|caches|history)\s+(?:length|duration|lifetime)\b",
     re.IGNORECASE,
 )
 _FREQUENCY_ASKED = re.compile(r"\bhow\s+(?:often|frequently)\b", re.IGNORECASE)

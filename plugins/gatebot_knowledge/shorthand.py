@@ -107,7 +107,10 @@ _SAID_OTHERWISE = re.compile(
 _PINGED = re.compile(
     r"\bping(s|ed|ing)?\b(?=\s+(?:(?:our|my|the|your|their|a|an|each|every|all)\s+)?"
     r"(?:[\w-]+\s+)?(?:sites?|websites?|apis?|endpoints?|servers?|urls?|apps?|services?"
-    r"|homepages?|pages?|domains?)\b)",
+    r"|homepages?|pages?|domains?)\b"
+    # (the noun ends what is pinged: "ping the app team", "our site reliability engineers")
+    r"(?!\s+(?:team|teams|owner|owners|engineers?|subscribers?|reliability|people|folks|on-call"
+    r"|person|admins?|guys?|leads?|users?|members?)\b))",
     re.IGNORECASE,
 )
 

@@ -118,8 +118,11 @@ _ACTION_ASKED = (
 _THING_ASKED = re.compile(
     r"(?:\b(?:(?:is|are)\s+there|do\s+(?:you|they|y'?all)(?:\s+guys)?\s+(?:have|offer|provide|"
     r"sell|make|ship|do|give)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+"
-    r"(?:a|an|any|some)|(?:^|(?<=[.!?]\s))any)\s+"
-    r"((?:[a-z0-9][\w'-]*\s*){1,4}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which|where|with|in|on|"
+    # ("any" opening a question: not "Any time I deploy, the pipeline fails.")
+    r"(?:a|an|any|some)|(?:^|(?<=[.!?,\n]\s)|(?<=\n)|(?<=[.!?,]))\s*any(?=[^.!?\n]*\?))\s+"
+    # (words apart by spaces: one long word is never split, which took seconds to fail)
+    r"([a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which"
+    r"|where|with|in|on|"
     r"we|i|you|or|and|so|if|like|available|included)\b))",
     re.IGNORECASE,
 )
@@ -129,6 +132,10 @@ _NO_THING = stems(
     " issue reason plan plans version versions kind type sort"
     # ...nor words of talk after it: "is there any free option also?"
     " also too please then now again though anyway instead"
+    # ...nor asking for advice: "Any tips for getting Docker layers cached in Pipelines?"
+    " tip tips idea ideas advice guidance suggestion suggestions hint hints pointer pointers"
+    " recommendation recommendations insight insights help update updates news thought thoughts"
+    " luck word time times doc docs documentation"
 )
 
 

@@ -163,9 +163,16 @@ _TO_TOTAL = re.compile(
     r"\b(?:change|changing|set|update|adjust|bring|take|move|go|going|increase|reduce|lower)\b"
     r"(?:(?!\b(?:and|but|then)\b).)*?\bto (\w+)\b"
 )
-#: The old total and the new ("drop us from 20 licences to 15", "bump my client's plan from 12
-#: users up to 15"): a change to the new total, whatever the verb says of its direction.
-_FROM_TO = re.compile(r"\bfrom (\w+)\b(?:(?!\b(?:and|but|then)\b).){0,30}?\bto (\w+)\b")
+#: The old total and the new, after a verb of changing ("drop us from 20 licences to 15", "bump
+#: my client's plan from 12 users up to 15"): a change to the new total, whatever the verb says
+#: of its direction.
+_FROM_TO = re.compile(
+    r"\bfrom (\d{1,3})\b(?:(?!\b(?:and|but|then)\b).){0,30}?\bto (\d{1,3})\b"
+    # (not a time, a date, an age or a price: "from 9 to 5 every day", "from 1 june to 30 june")
+    r"(?!\s*(?:am|pm|h|years?|yrs?|months?|weeks?|days?|hours?|mins?|minutes?|%|percent|eur|usd"
+    r"|gbp|dollars?|euros?|pounds?|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january"
+    r"|february|march|april|june|july|august|september|october|november|december)\b)"
+)
 _POLITE = {"thanks", "thank", "please", "ok", "okay", "great", "cool", "cheers", "hi", "hello"}
 
 
@@ -253,8 +260,10 @@ def read_phrase(
     if total is not None and not change and _count(total.group(1)) not in (None, 1):
         change, count = [total.group(0)], _count(total.group(1))  # "to a" is no total
     span = _FROM_TO.search(norm)
-    if span is not None and _count(span.group(1)) is not None and _count(span.group(2)):
-        remove, add, change, count = [], [], [span.group(0)], _count(span.group(2))
+    if span is not None and (remove or add or change) and not _NUMBER.search(norm[: span.start()]):
+        # (only with a verb of changing, "we grew from 2 to 5 people" orders nothing, and with no
+        # count of its own before: "add 3 seats from 1 june to 30 june" adds 3)
+        remove, add, change, count = [], [], remove + add + change, int(span.group(2))
     if "no more" in remove:
         add = [w for w in add if w != "more"]
     r.cues = remove + add + change
