@@ -611,8 +611,10 @@ _SHOWN = re.compile(
     # (a call with a person: not "can an api call be scheduled with your pipelines cron?")
     r"|\b(?:can|could|would|may)\s+an?\s+(?:(?:quick|short|video|zoom|live)\s+)?(?:call|meeting"
     r"|session|demo|walk[- ]?through)\s+be\s+(?:scheduled|booked|arranged|set\s+up|organi[sz]ed)"
-    r"\s+(?:with\s+(?:(?:your|ur)\s+(?:\w+\s+)?(?:team|people|staff|engineers?|experts?"
-    r"|specialists?|sales)|acme|one\s+of\s+(?:your|ur)|(?:someone|somebody)\s+(?:from|at|on\s+your))"
+    # (not "with your support engineers about yesterday's outage": a support call)
+    r"\s+(?:with\s+(?:(?:your|ur)\s+(?:(?:product|sales|solutions|onboarding)\s+)?(?:team"
+    r"|experts?|specialists?|sales)|acme|one\s+of\s+(?:your|ur)|(?:someone|somebody)\s+(?:from"
+    r"|at|on\s+your))"
     r"|to\s+(?:walk|show|demo|present|go\s+through|take)\s+(?:us|me|our|my|the)\b)",
     re.IGNORECASE,
 )

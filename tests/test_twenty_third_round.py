@@ -34,6 +34,8 @@ def test_asked_of_the_company() -> None:
         "what's your opinion on the best team in the premier league this season",
         "is your support for the new tax law in france justified",
         "In general terms, what's the difference between a SOC 2 Type I and Type II?",
+        "are you a certified financial planner? I need help with my retirement data",
+        "are you certified in excel? need help with a data table",
     ):
         assert not asked_of_us(text), text
 
@@ -103,6 +105,7 @@ async def test_the_customers_own_business_is_declined(client: TestClient) -> Non
     for text in (
         "does Monitor alert on a 502 from our nginx?",
         "your api is returning 502 bad gateway since this morning",
+        "how often do your checks hit our haproxy endpoint, every minute?",
         "write me a summary of what the Business plan includes",
     ):
         turn = (await _turns(client, text))["turn"]
@@ -131,6 +134,7 @@ async def test_pinging_a_site_is_checking_it(client: TestClient) -> None:
         "can monitor ping me on slack",
         "can monitor ping the app team on slack",
         "ping our site reliability engineers",
+        "can monitor ping the website manager by sms when something breaks?",
     ):
         assert written_out(text, known) == text, text
     for text in (
@@ -177,6 +181,7 @@ def test_a_call_scheduled_with_the_team() -> None:
         "can an api call be scheduled with your pipelines cron?",
         "can a maintenance session be scheduled with your status page?",
         "Can a phone call be set up with someone on call when a check fails?",
+        "could a call be scheduled with your support engineers about yesterday's outage?",
     ):
         assert not asks_to_be_shown(text), text
 

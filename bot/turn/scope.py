@@ -32,6 +32,7 @@ from bot.packs import Pack, ScopeRule
 from bot.preflight import language
 from bot.preflight.offline import embeddings_on
 from bot.text import (
+    APOSTROPHE,
     MONEY,
     another_partys,
     asks_for_person,
@@ -290,8 +291,11 @@ def _declared_phrases(pack: Pack) -> list[str]:
 #: company ISO 27001 compliant?" (the attribute form: not "are you able to help me ...").
 _OF_US = re.compile(
     r"\b(?:are\s+(?:you|u)|is\s+(?:your|ur)\s+(?:company|platform|service|product|firm)|is\s+acme)"
-    r"(?:\s+[\w-]+){0,5}?\s+(?:certified|certification|certificate|compliant|accredited|attested"
-    r"|audited)\b"
+    # (not "are you a certified financial planner?", "are you certified in excel?": the word
+    # ends its clause)
+    r"(?!\s+an?\b)(?:\s+[\w-]+){0,5}?\s+(?:certified|certification|certificate|compliant"
+    r"|accredited|attested|audited)(?=\s*(?:[?.!,;:]|$|(?:and|or)\b))",
+    re.IGNORECASE,
 )
 
 
@@ -301,7 +305,7 @@ def asked_of_us(text: str) -> bool:
     our auditor wants proof by friday" sits as near generic chat as the pack. Only the attribute
     form: "your" with a declared word after it kept "what's your opinion on the best team in the
     premier league" and "is your support for the new tax law justified"."""
-    return _OF_US.search(normalise(text)) is not None
+    return _OF_US.search(text.replace(APOSTROPHE, "'")) is not None
 
 
 def _unweighed(pack: Pack, text: str) -> str | None:

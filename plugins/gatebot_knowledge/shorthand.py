@@ -108,9 +108,9 @@ _PINGED = re.compile(
     r"\bping(s|ed|ing)?\b(?=\s+(?:(?:our|my|the|your|their|a|an|each|every|all)\s+)?"
     r"(?:[\w-]+\s+)?(?:sites?|websites?|apis?|endpoints?|servers?|urls?|apps?|services?"
     r"|homepages?|pages?|domains?)\b"
-    # (the noun ends what is pinged: "ping the app team", "our site reliability engineers")
-    r"(?!\s+(?:team|teams|owner|owners|engineers?|subscribers?|reliability|people|folks|on-call"
-    r"|person|admins?|guys?|leads?|users?|members?)\b))",
+    # (the noun ends what is pinged: not "ping the app team", "the website manager by sms")
+    r"(?=\s*(?:[?.!,;:]|$|(?:from|every|each|with|and|or|to|in|on|at|for|when|if|so|how|too"
+    r"|also|regularly|often)\b)))",
     re.IGNORECASE,
 )
 

@@ -119,7 +119,7 @@ _THING_ASKED = re.compile(
     r"(?:\b(?:(?:is|are)\s+there|do\s+(?:you|they|y'?all)(?:\s+guys)?\s+(?:have|offer|provide|"
     r"sell|make|ship|do|give)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+"
     # ("any" opening a question: not "Any time I deploy, the pipeline fails.")
-    r"(?:a|an|any|some)|(?:^|(?<=[.!?,\n]\s)|(?<=\n)|(?<=[.!?,]))\s*any(?=[^.!?\n]*\?))\s+"
+    r"(?:a|an|any|some)|(?:^|(?<=[.!?,\n]))\s*any(?=[^.!?\n]*\?))\s+"
     # (words apart by spaces: one long word is never split, which took seconds to fail)
     r"([a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which"
     r"|where|with|in|on|"
