@@ -290,7 +290,7 @@ def _declared_phrases(pack: Pack) -> list[str]:
 #: The company asked whether it holds a certification: "are you SOC 2 certified?", "is your
 #: company ISO 27001 compliant?" (the attribute form: not "are you able to help me ...").
 _OF_US = re.compile(
-    r"\b(?:are\s+(?:you|u)|is\s+(?:your|ur)\s+(?:company|platform|service|product|firm)|is\s+acme)"
+    r"\b(?:are\s+(?:you|u)|is\s+(?:your|ur)\s+(?:company|platform|service|product|firm))"
     # (not "are you a certified financial planner?", "are you certified in excel?": the word
     # ends its clause)
     r"(?!\s+an?\b)(?:\s+[\w-]+){0,5}?\s+(?:certified|certification|certificate|compliant"
@@ -374,10 +374,6 @@ class ScopeCheck:
                 scope["rule"] += " (asked again of the last answer)"
                 return scope
             if not busy and self.topic_words_only(scope, text):
-                unweighed = _unweighed(self.pack, text)
-                if unweighed:
-                    scope["rule"] += f" ({unweighed})"
-                    return scope
                 return await self._weigh_topic_words(text, scope)
             if not busy and self._kept_by_a_product(scope):
                 return await self._weigh_product_words(text, scope)
@@ -481,7 +477,12 @@ class ScopeCheck:
     async def _weigh_topic_words(self, text: str, scope: Scope) -> Scope:
         """A topic word alone ("help", "buy", "good morning") keeps a message unless it sits
         clearly nearer the generic outside lines than the pack (the fitted margin): "can you
-        help me write a cover letter" is about cover letters, not support."""
+        help me write a cover letter" is about cover letters, not support. Not a message
+        :func:`_unweighed` keeps (a certification asked of the company, a request)."""
+        unweighed = _unweighed(self.pack, text)
+        if unweighed:
+            scope["rule"] += f" ({unweighed})"
+            return scope
         domain, vector = await self.domain(), await self._embed(text)
         if domain is None or vector is None or domain.margin_fit is None:
             return scope

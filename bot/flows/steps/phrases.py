@@ -232,6 +232,28 @@ def _any(norm: str, words: tuple[str, ...]) -> list[str]:
     return [w for w in words if has_phrase(norm, w)]
 
 
+def _verbs(norm: str) -> tuple[list[str], list[str], list[str], int | None]:
+    """The verbs of changing a phrase says (to remove, add, change) and its count: a new total
+    after "to" ("change the number of users on our account to 25"), or the new one of an old and
+    a new total ("drop us from 20 licences to 15")."""
+    count = _count(norm)
+    remove, add, change = _any(norm, _REMOVE), _any(norm, _ADD), _any(norm, _CHANGE)
+    parted = _TAKE_OFF.search(norm)
+    if parted is not None and not remove:
+        remove = [parted.group(0)]
+    total = _TO_TOTAL.search(norm)
+    if total is not None and not change and _count(total.group(1)) not in (None, 1):
+        change, count = [total.group(0)], _count(total.group(1))  # "to a" is no total
+    span = _FROM_TO.search(norm)
+    if span is not None and (remove or add or change) and not _NUMBER.search(norm[: span.start()]):
+        # (only with a verb of changing, "we grew from 2 to 5 people" orders nothing, and with no
+        # count of its own before: "add 3 seats from 1 june to 30 june" adds 3)
+        remove, add, change, count = [], [], remove + add + change, int(span.group(2))
+    if "no more" in remove:
+        add = [w for w in add if w != "more"]
+    return remove, add, change, count
+
+
 def read_phrase(
     phrase: str,
     items: dict[str, list[str]],
@@ -251,21 +273,7 @@ def read_phrase(
     if done and item is None:
         r.scores["done"], r.scores["none"], r.cues = 0.95, 0.05, done
         return r
-    count = _count(norm)
-    remove, add, change = _any(norm, _REMOVE), _any(norm, _ADD), _any(norm, _CHANGE)
-    parted = _TAKE_OFF.search(norm)
-    if parted is not None and not remove:
-        remove = [parted.group(0)]
-    total = _TO_TOTAL.search(norm)
-    if total is not None and not change and _count(total.group(1)) not in (None, 1):
-        change, count = [total.group(0)], _count(total.group(1))  # "to a" is no total
-    span = _FROM_TO.search(norm)
-    if span is not None and (remove or add or change) and not _NUMBER.search(norm[: span.start()]):
-        # (only with a verb of changing, "we grew from 2 to 5 people" orders nothing, and with no
-        # count of its own before: "add 3 seats from 1 june to 30 june" adds 3)
-        remove, add, change, count = [], [], remove + add + change, int(span.group(2))
-    if "no more" in remove:
-        add = [w for w in add if w != "more"]
+    remove, add, change, count = _verbs(norm)
     r.cues = remove + add + change
     if item is not None:
         r.item, r.item_from = item, "phrase"
