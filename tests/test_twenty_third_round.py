@@ -1,11 +1,12 @@
 """What the twenty-third round of customer messages taught (README, "The twenty-third round"),
-through REST on the sample pack and in words: a topic word asked of the company itself ("are you
-SOC 2 certified?", "rate limits on your REST api") or a change ordered in so many words ("drop us
-from 20 licences to 15") keeps a message whatever the margin says; the old total and the new is a
-change to the new; the customer's own writing, spreadsheets, web servers and own clients are
-declined; "any X?" asks whether a thing exists; "ping our website" is a check of it; a length
-asked in a noun's name ("cache ttl?") asks for a duration; "get me an actual engineer on the
-line" asks for a person."""
+through REST on the sample pack and in words: whether the company is certified ("are you SOC 2
+certified?") or a change ordered in so many words ("drop us from 20 licences to 15") keeps a
+message whatever the margin says; the old total and the new is a change to the new; the
+customer's own writing, spreadsheets, web-server errors and own clients are declined; "any X?"
+asks whether a thing exists; "ping our website" is a check of it; a length asked in a noun's name
+("cache ttl?") asks for a duration; "get me an actual engineer on the line" asks for a person, a
+call scheduled with the product team for a demo; a follow-up that asks more of the answer is read
+with the whole question before."""
 
 from __future__ import annotations
 
