@@ -373,7 +373,8 @@ _THEIR_TEAM = (
 )
 #: Who a customer may ask for: a person, staff, someone from a team.
 _WHO = (
-    rf"(?:someone|somebody|some1|{_A_PERSON}|an? (?:agent|rep"
+    # ("an actual engineer": a real one, from the company)
+    rf"(?:someone|somebody|some1|{_A_PERSON}|an? (?:(?:actual|real|live) )?(?:agent|rep"
     r"|representative|manager|supervisor|advisor|adviser|engineer|staff member)|a member of staff"
     rf"|{_THEIR_TEAM}"
     r"|your (?:manager|supervisor|boss)|(?:a|your) (?:team ?lead|senior))"
@@ -389,6 +390,8 @@ _ASKS_PERSON = re.compile(
     # "get a human to look at this" (not "someone on call to look at alerts")
     rf"|\b(?:have|get|need|want|like|let)\s+{_WHO}\s+(?:to\s+)?"
     r"(?:look\s+at|take\s+over|deal\s+with|sort\s+out|check\s+on)\s+(?:this|it|that)\b"
+    # "need a human to look at our account" (not "let someone look at our account": a role)
+    rf"|\b(?:have|get|need|want)\s+{_WHO}\s+(?:to\s+)?look\s+at\s+(?:our|my)\s+account\b"
     # "id rather explain this to one of ur support folks" (not "to someone in finance")
     r"|\bexplain\s+(?:this|it|things)\s+(?:directly\s+)?(?:to|with)\s+"
     rf"(?:{_THEIR_TEAM}|{_A_PERSON})"
@@ -407,11 +410,22 @@ _ASKS_PERSON = re.compile(
     rf"|\b(?:can|could|would|will)\s+{_WHO}\s+(?:from|on|at|in)\s+(?:your|ur|the|acme)\s+"
     r"(?:\w+\s+){0,2}?(?:please\s+)?(?:call|contact|phone|ring|email|e-mail|reach\s+out\s+to"
     r"|get\s+back\s+to)\s+(?:me|us)\b"
-    rf"|\bescalate\b(?:\s+\w+){{0,6}}?\s+(?:to\s+)?(?:{_WHO}|management|a human|support)"
+    # "escalate this to a manager", "pls escalate me to an actual engineer", "Then escalate it to
+    # your supervisor": asked of the agent, opening a sentence or after a word of asking (not
+    # "if the on-call engineer doesn't ack, does it escalate to someone else?", "can I configure
+    # alerts to escalate to a manager", which ask what the product does)
+    r"|(?:^|[.!?,;]\s*|\b(?:please(?:\s+to)?|pls|plz|kindly|just|then|so|hey|ok|okay|guys"
+    r"|let'?s|time\s+to|need\s+to|(?:can|could|would|will)\s+(?:you|u)(?:\s+guys)?"
+    r"|(?:want|need|like|asking\s+you|begging\s+you)\s+you\s+to|(?:i|we)'?d\s+like\s+to"
+    r"|(?:i|we)\s+(?:would\s+like|want|need)\s+to|(?:asking|begging|telling)\s+you\s+to"
+    r"|you\s+(?:should|must|need\s+to|have\s+to))\s+)escalate\b(?:\s+\w+){0,6}?\s+(?:to\s+)?"
+    rf"(?:{_WHO}|management|a human|(?:\w+\s+)?support)\b"
+    # "someone I can escalate this to?"
+    r"|\b(?:i|we)\s+(?:can|could)\s+escalate\s+(?:this\s+|it\s+)?to\s*(?:[?.!]|$)"
     # "Hand me over to a support engineer please" (not "escalate to an account manager if ...")
     r"|\bhand\s+(?:me|us|this|it)\s+(?:off|over)\s+to\s+an?\s+(?:support|sales)\s+(?:engineer|agent"
     r"|rep|person)\b"
-    r"|\b(?:connect|transfer|put)\s+me\s+(?:through\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
+    r"|\b(?:connect|transfer|put)\s+me\s+(?:(?:through|thru)\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
     r"|support|sales|the|one\s+of\s+(?:your|ur)|humans?|persons?|agents?)\b"
     # "pass me to human atendente obrigado" (a person named: not "route me to the pricing page")
     r"|\b(?:pass|forward|route)\s+(?:me|us)\s+(?:over\s+|on\s+)?to\s+"
@@ -507,7 +521,14 @@ _ASKS_PERSON_ABROAD = re.compile(
     r"|\bverbinden\s+Sie\s+mich\b|\bme\s+(?:passa|transfere|coloca)\s+(?:para|com)\s+"
     r"(?:algu[eé]m|um\s+(?:atendente|agente|humano)|uma\s+pessoa|o\s+suporte)\b"
     r"|\bpassami\s+(?:qualcuno|un\s+operatore|un\s+agente)\b"
-    r"|\bparlare\s+con\s+(?:un|una|qualcuno)\b",
+    r"|\bparlare\s+con\s+(?:un|una|qualcuno)\b"
+    # Japanese, with no spaces: "担当者の方と直接お話しできますか" (a person in charge spoken with,
+    # asked to call, or put through to, in one clause: not "担当者に電話でアラートを送れますか",
+    # whether alerts can call the person on duty)
+    # (not "担当者と話し合ってから決めます", a talk among the customer's own people)
+    r"|(?<!社内の)(?<!経理の)(?<!うちの)(?:担当者|担当の方|オペレーター|スタッフ)(?:の方)?[^\u3002\uff1f?\uff01!\u3001の]{0,6}?(?:と|に|から)"
+    r"[^\u3002\uff1f?\uff01!\u3001]{0,8}?(?:話(?:し(?:たい|でき|させ)|をしたい|をさせ|がしたい|がしたく|せ|さ)|電話(?:を|が)?(?:ください"
+    r"|下さい|もら|いただ|頂|ほし|欲し)|つないで(?:ください|下さい|もら|いただ|頂|ほし|欲し)|繋いで(?:ください|下さい|もら|いただ|頂|ほし|欲し))|人間と話",
     re.IGNORECASE,
 )
 #: A sentence of nothing but a person, one: "human agent please", "Mensch bitte. human agent",
@@ -590,6 +611,26 @@ _SHOWN = re.compile(
     # timeout" and "setup call alerts" ask about the product
     rf"|{_KIND_OF_CALL}(?:walk[- ]?through|tour)\s+(?:of|for))\b"
     r"|\b(?:guided|live)\s+(?:tour|walk[- ]?through|session)\b|\bscreen[- ]?share\b"
+    # A demo booked for people to be shown it: "Book a demo for me and our CISO next week" (not
+    # "I'd like to book a demo", the playbook's lead, nor "set up a demo status page")
+    rf"|\b(?:schedule|book|arrange|organi[sz]e)\s+us\s+(?:in\s+)?for\s+(?:a|an)\s+{_KIND_OF_CALL}demo\b"
+    rf"|\b(?:schedule|book|arrange|organi[sz]e)\s+(?:a|an)\s+{_KIND_OF_CALL}demo\s+(?:of\s+\w+\s+)?"
+    r"(?:for|with)\s+(?:us|me\s+and|our|my|the\s+(?:whole\s+)?team|your|ur|someone|one\s+of)\b"
+    # "keen for a call with sales to work out which plan suits a 12 man outfit" (a call with the
+    # sales team is one to be shown the product and qualified; not "had a call with sales")
+    # (nor "we don't need a call with sales", "not keen on a call with sales")
+    r"|(?<!n't\s)(?<!\bnot\s)(?<!\bno\s)\b(?:keen\s+(?:for|on)|up\s+for|want|like|love|need)\s+"
+    r"(?:a|an)\s+"
+    rf"{_KIND_OF_CALL}(?:call|chat|meeting)\s+with\s+(?:your\s+|ur\s+|the\s+)?sales\b"
+    # "quiero agendar un demo de Monitor para mi equipo el jueves": a demo for people, or a call
+    # or a meeting with the company (not "programar una llamada telefónica al de guardia", an
+    # alert, nor "agendar una reunión con mi jefe")
+    r"|\b(?:agendar|programar|reservar|coordinar)\s+una?\s+(?:(?:demo|demostraci[oó]n)\s+"
+    r"(?:de\s+\w+\s+)?(?:para|con)\s+(?:mi|mis|nuestro|nuestra|nuestros|todo|ustedes|ventas|\d+)"
+    r"|(?:llamada|reuni[oó]n|videollamada)\s+con\s+(?:ustedes|vosotros|ventas|alguien\s+de"
+    # (not "el equipo de ventas de mi empresa", the customer's own)
+    r"|(?:su|vuestro)\s+equipo|el\s+equipo\s+de\s+(?:ventas|acme)(?!\s+de\s+(?:mi|nuestra"
+    r"|nuestro)\b)))\b"
     # "Could we get a walkthrough of Monitor", "I would like a walkthrough of the status pages"
     r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:(?:quick|short|proper|full|detailed|personal)\s+)?"
     r"(?:walk[- ]?through|tour)\s+(?:(?:call|session|meeting)\s+)?(?:of|for)\b"

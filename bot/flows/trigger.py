@@ -68,6 +68,16 @@ _WH_SENTENCE = re.compile(
 )
 _CHANGES = ("add", "remove", "change")
 _ONE = re.compile(r"\b(?:1|one|single)\b", re.IGNORECASE)
+#: A word that corrects what was said inside a flow ("actually 5 seats"), no verb of changing...
+_CORRECTIONS = frozenset({"actually"})
+#: ...and words that give a new total, none when the count is the "one" of "one of our members".
+_NEW_TOTAL = frozenset({"instead", "should be"})
+#: A count corrected against another: "actually 18, not 14", "one seat, not two".
+_NOT_COUNT = re.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\b[^.?!]{0,12}?,?\s+not\s+"
+    r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -279,7 +289,15 @@ def first_change(flow: Flow, text: str, gate: float) -> dict[str, Any] | None:
     first = next(iter(step.items))
     for r in read_message(text, step.items, (first, "default")):
         counted = r.quantity is not None and (r.quantity > 1 or _ONE.search(r.phrase) is not None)
-        ordered = r.item_from == "phrase" and counted and bool(r.cues)
+        # (a correction word alone is no verb of changing before a flow runs: "one of our board
+        # members keeps asking me where our data actually lives", "one of our members uses SSO
+        # instead"; a new total with "instead" is: "cover 45 people instead of 25")
+        weak = (
+            frozenset()
+            if _NOT_COUNT.search(text)
+            else (_CORRECTIONS | (_NEW_TOTAL if r.quantity == 1 else frozenset()))
+        )
+        ordered = r.item_from == "phrase" and counted and bool(set(r.cues) - weak)
         if ordered and r.pick in _CHANGES and r.confidence >= gate:
             return {"step": step.id, "pick": r.pick, "item": r.item, "quantity": r.quantity}
     return None

@@ -7,6 +7,7 @@ them from switching the conversation's language.
 
 from __future__ import annotations
 
+import re
 import threading
 from functools import lru_cache
 from typing import Any
@@ -74,6 +75,34 @@ def written_in(text: str, languages: list[str]) -> tuple[str | None, float]:
     if lang and p >= SURE:
         return lang, p
     return detect(text, languages)
+
+
+#: Where a message mixing languages is cut into clauses: punctuation before a space or the end
+#: ("99.9%", "v2.3.1" and "10:30" stay whole), and the Spanish opening marks. A clause is read on
+#: its own from this many words.
+_CLAUSE = re.compile(r"[,.;:?!]+(?=\s|$)|[\u00bf\u00a1]")
+_CLAUSE_WORDS = 3
+
+
+def split_by_language(text: str, own: str, languages: list[str]) -> tuple[frozenset[str], str]:
+    """The other languages of a message that mixes the pack's language ``own`` with others,
+    clause by clause (none unless a clause is in ``own`` too), and its text without the clauses
+    read in them: "can you bump up our seats? estamos creciendo rápido" reads as English at 0.62
+    as a whole, its clauses as English and Spanish at 0.99, so ({"es"}, "can you bump up our
+    seats"). A clause counts from :data:`_CLAUSE_WORDS` words, read as surely as a whole message
+    (:data:`SURE`)."""
+    kept, found = [], set[str]()
+    for clause in _CLAUSE.split(text):
+        lang = None
+        if len(clause.split()) >= _CLAUSE_WORDS:
+            read, p = written_in(clause, languages)
+            lang = read if read and p >= SURE else None
+        if lang is not None:
+            found.add(lang)
+        if lang in (None, own):
+            kept.append(clause)
+    others = frozenset(found - {own}) if own in found else frozenset()
+    return others, " ".join(" ".join(kept).split())
 
 
 #: A turn is answered in the message's language when it reads this surely as one the pack has

@@ -360,15 +360,7 @@ class Agent:
         self, turn: Turn, decision: Decision, transcript: list[dict[str, str]], pre: Outcome
     ) -> Acted:
         conv_id = turn.conversation.id
-        # A follow-up ("how much is it?") is searched with the question before it.
-        query, query_from = followup_query.retrieval_query(self.pack, turn.text, turn.state)
-        if query_from == "follow-up" and decision.move == "answer":
-            threshold = self.pack.gates[answerable.GATE]
-            retriever, text = self.actor.retriever, turn.text[:500]
-            vector = await self.actor.vectors.get(text) if retriever.takes_vector else None
-            query, query_from = await followup_query.query_for(
-                self.pack, retriever, text, turn.state, threshold, vector
-            )
+        query, query_from = await self._search_query(turn, decision.move == "answer")
         # A Spanish question is answered in Spanish templates, whatever the conversation's was.
         said_in = self._language(turn)
         acted = await self.actor.act(
@@ -485,13 +477,32 @@ class Agent:
             return False
         return await self._pack_answers(turn)
 
-    async def _pack_answers(self, turn: Turn) -> bool:
-        """Whether the answerability check acts on the message (the answer path's own check)."""
-        retriever, text = self.actor.retriever, turn.text[:500]
-        # The heads' batched vector, as the answer path uses: no second embedding of the text.
-        vector = await self.actor.vectors.get(text) if retriever.takes_vector else None
+    async def _search_query(self, turn: Turn, answering: bool) -> tuple[str, str]:
+        """What knowledge search reads for the message, and where it came from: a follow-up
+        ("how much is it?") with the question before it (:mod:`.followup_query`), checked
+        against the message alone only when the turn answers (``answering``)."""
+        query, query_from = followup_query.retrieval_query(self.pack, turn.text, turn.state)
+        if query_from != "follow-up" or not answering:
+            return query, query_from
         threshold = self.pack.gates[answerable.GATE]
-        checked = await answerable.check(retriever, text, threshold, vector=vector)
+        retriever, text = self.actor.retriever, turn.text[:500]
+        vector = await self.actor.vectors.get(text) if retriever.takes_vector else None
+        return await followup_query.query_for(
+            self.pack, retriever, text, turn.state, threshold, vector
+        )
+
+    async def _pack_answers(self, turn: Turn) -> bool:
+        """Whether the answerability check acts on the message (the answer path's own check),
+        a follow-up read with the question before it as the answer path reads it: "and do i
+        need a card for that?" after a trial question is answered, not asked "did you mean
+        pricing or starting a free trial?"."""
+        retriever, text = self.actor.retriever, turn.text[:500]
+        query = (await self._search_query(turn, True))[0][:500]
+        # The heads' batched vector, as the answer path uses: no second embedding of the text.
+        alone = query == text
+        vector = await self.actor.vectors.get(text) if alone and retriever.takes_vector else None
+        threshold = self.pack.gates[answerable.GATE]
+        checked = await answerable.check(retriever, query, threshold, vector=vector)
         return checked is not None and checked.answers
 
     async def _paused_turn(self, turn: Turn) -> TurnResult:

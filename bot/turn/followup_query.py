@@ -148,17 +148,21 @@ _LEAD = (
 _NAMED = (
     r"(?!(?:is|are|does|do|can|will|could|would|how|what|i|we|you|it)\b)(?:[\w-]+\s+){0,2}?[\w-]+"
 )
-_VIA = r"(?:(?:by|via|through|over|with|in)\s+)?"
+_VIA = r"(?:(?:by|via|through|over|with|in|por|par|per|para)\s+)?"
+#: What "the same" may be called: "same deal for pipelines?", "monitor, same thing?".
+_SAME_KIND = r"(?:deal|thing|story)"
 #: (in the languages customers mix in: "and gitlab também?")
 _TOO_WORDS = frozenset("too also well também tambem también tambien aussi auch anche ook".split())
 _TOO = rf"(?:\s+(?:as\s+well|{'|'.join(sorted(_TOO_WORDS - {'well'}))}))"
 #: The clause of a message that asks the last question again of something else: "what about
 #: teams?", "and phone calls?", "SMS too?" (not "what about if nobody answers?": a new question).
 _AGAIN = re.compile(
-    rf"{_LEAD}(?:(?:and|or)\s+)?(?:(?:what|how)\s+about|(?:is\s+it\s+)?the\s+same\s+for)\s+"
+    rf"{_LEAD}(?:(?:and|or)\s+)?(?:(?:what|how)\s+about"
+    rf"|(?:is\s+it\s+)?(?:the\s+)?same\s+(?:{_SAME_KIND}\s+)?(?:for|with))\s+"
     r"(?!(?:if|when|whether)\b)(?P<what>.+)$"
-    # ("e": "and" as a customer writing Portuguese says it: "e teams?")
-    rf"|{_LEAD}(?:and|e)\s+{_VIA}(?P<also>{_NAMED}){_TOO}?\s*$"
+    # ("e", "y": "and" as a customer writing Portuguese or Spanish says it: "e teams?", "y por
+    # SMS también?")
+    rf"|{_LEAD}(?:and|e|y)\s+{_VIA}(?P<also>{_NAMED}){_TOO}?\s*$"
     rf"|{_LEAD}{_VIA}(?P<too>{_NAMED}){_TOO}\s*$",
     re.IGNORECASE,
 )
@@ -202,8 +206,13 @@ def _asked_again(pack: Pack, clause: str, answered: list[str]) -> str | None:
 
 
 def _said(text: str) -> set[str]:
-    """The words of ``text`` that could name something: not talk, nobody or a verb's particle."""
-    return set(content_tokens(text)) - _FILLERS - _NO_SUBJECT - _TALK - _PARTICLES
+    """The words of ``text`` that could name something: not talk, nobody, a verb's particle or
+    a verb that says nothing of its own ("do i need to put a card in for that")."""
+    return set(content_tokens(text)) - _FILLERS - _NO_SUBJECT - _TALK - _PARTICLES - _LIGHT
+
+
+#: Verbs that take their sense from their object: "put a card in", "get it back".
+_LIGHT = frozenset("put puts get gets got have has make makes give gives take takes".split())
 
 
 #: A verb's particles, which name nothing ("what if nobody picks up?").
@@ -269,7 +278,8 @@ def subject(pack: Pack, question: str) -> str:
 #: A follow-up that asks the last question again of something else: "same for status pages?",
 #: "what about monitor?", "and for the business plan?".
 _SWITCH = re.compile(
-    r"^\s*(?:(?:and|ok|okay|so)[,!]?\s+)*(?:(?:the\s+)?same\s+(?:for|with|goes\s+for|question\s+for)"
+    r"^\s*(?:(?:and|ok|okay|so)[,!]?\s+)*(?:(?:the\s+)?same\s+"
+    rf"(?:{_SAME_KIND}\s+)?(?:for|with|goes\s+for|question\s+for)"
     r"|what\s+about|how\s+about|and\s+for|also\s+for)\s+(?P<what>\S.*)$",
     re.IGNORECASE,
 )
@@ -288,7 +298,7 @@ _SAME_AFTER = re.compile(
     # (no verb among its words: "monitor is the same" tells, it does not ask)
     r"(?P<what>(?![^,?]*\b(?:is|are|was|were|does|do|did|can|will|looks?|seems?|stays?|feels?"
     r"|i|we|you|it)\b)(?:[\w-]+\s+){0,2}[\w-]+)"
-    r"\s*,?\s+(?:the\s+)?same(?:\s+(?:deal|thing|there|story))?\W*$",
+    rf"\s*,?\s+(?:the\s+)?same(?:\s+(?:{_SAME_KIND}|there))?\W*$",
     re.IGNORECASE,
 )
 #: ...or names it after "and" and nothing else: "and pipelines?", "and for the status pages".

@@ -37,6 +37,7 @@ from bot.text import (
     another_partys,
     asks_for_person,
     asks_how,
+    asks_to_act,
     is_question,
     matching,
     names_own_trade,
@@ -492,12 +493,36 @@ class ScopeCheck:
         margin = domain.margin(vector)
         if margin is None or margin >= domain.margin_fit.threshold:
             return scope
+        if await self._own_part_kept(text, domain, domain.margin_fit.threshold):
+            scope["rule"] += " (its part in the pack's language)"
+            return scope
         if await self._asks_for_person(text, vector, True):
             return scope
         scope["verdict"], scope["template"] = "out", None
         scope["rule"] = f"domain:outside-margin, despite {scope['rule']}"
         scope["score"], scope["threshold"] = round(margin, 4), domain.margin_fit.threshold
         return scope
+
+    async def _own_part_kept(self, text: str, domain: Domain, threshold: float) -> bool:
+        """Whether a message that mixes the pack's language with another one its texts are not in
+        is kept by its clauses in the pack's language alone, weighed by the same margin, where
+        they ask something: the encoder reads the whole as nothing in particular ("can you bump
+        up our seats? estamos creciendo rápido" sat at -0.03 against 0.08; its first clause alone
+        at 0.28), while "help me plan my wedding budget please, vielen Dank im Voraus" is still
+        declined, and so is "thanks for the help with my account, aber wie backe ich einen Kuchen
+        ohne Eier?" (its question is in the other language). The whole message must also hold
+        its place across languages (:meth:`_across_margin`, where a multilingual encoder reads
+        it): "can you help me with the seating plan please? c'est pour le mariage de ma sœur"
+        reads -0.13 there, the mixed questions about Acme 0.09 to 0.39."""
+        others, own = language.split_by_language(text, self.pack.language, self._languages())
+        if not others - domain.languages or not (is_question(own) or asks_to_act(own)):
+            return False
+        vector = await self._embed(own)
+        margin = None if vector is None else domain.margin(vector)
+        if margin is None or margin < threshold:
+            return False
+        across = await self._across_margin(text)
+        return across is None or across[0] >= across[1]
 
     async def _weigh_respelled(self, text: str, scope: Scope) -> Scope:
         """A message kept only by a word respelled into one of the pack's, in a language the

@@ -16,9 +16,10 @@ Typos: a query word the corpus never uses is read as the corpus word it most lik
 same first letter, at least :data:`TYPO_MIN_LETTERS` letters, and a rapidfuzz similarity of at
 least :data:`TYPO_RATIO` ("pricng" reads as "pricing", "monitr" as "monitor"). Shorter words are
 left alone: "long" is one edit from "log" and "last" from "least", and a four-letter word is as
-likely a real word the corpus lacks as a typo. So is a word English knows, however long
-(:mod:`.dictionary`: "country" is no typo of "count", nor "reuse" of "reset"), unless it is the
-corpus word with two neighbouring letters swapped ("trail" for "trial").
+likely a real word the corpus lacks as a typo, unless no English list knows it and two of its
+neighbouring letters swapped back make a corpus word ("lnog"). So is a word English knows,
+however long (:mod:`.dictionary`: "country" is no typo of "count", nor "reuse" of "reset"),
+unless it is the corpus word with two neighbouring letters swapped ("trail" for "trial").
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ TYPO_MIN_LETTERS = 5
 #: on the sample pack: typos score 83-93 ("dokcer" 83, "monitr" 92), real words the pack lacks at
 #: most 77 ("recipe" against "receipt").
 TYPO_RATIO = 80.0
+#: A word this long or longer that no English list knows reads as the corpus word it is with two
+#: neighbouring letters swapped back, the commonest slip ("lnog" for "long", "cahces").
+SWAP_MIN_LETTERS = 4
 
 
 @lru_cache(maxsize=200_000)
@@ -76,7 +80,7 @@ CHAT_WORDS = (
     " possible able also any all some else tell know let get got gonna wanna"
     " am been being were should shall may might must"
     " don doesn didn isn aren wasn weren haven hasn won wouldn couldn shouldn cant dont doesnt"
-    " didnt isnt arent wont t s re ve ll d m"
+    " didnt isnt arent wont hadn theres t s re ve ll d m"
     # Chat spellings with a digit, which would otherwise read as a coded name (see .packfit).
     " b4 gr8 l8r w8"
 ).split()
@@ -224,9 +228,13 @@ class Bm25Index:
             if word in STOPWORDS:  # a stop word is spelled right ("there" is not "three")
                 continue
             term = stem(word)
-            if term in self.vocab or len(word) < TYPO_MIN_LETTERS or term in QUERY_STOPWORDS:
-                continue
-            if term in CHAT_STEMS:  # a chat word the corpus lacks is no typo of one it has
+            if term in self.vocab or term in QUERY_STOPWORDS or term in CHAT_STEMS:
+                continue  # (a chat word the corpus lacks is no typo of one it has)
+            swapped = self._swap_of(word) if len(word) >= SWAP_MIN_LETTERS else None
+            if swapped == "" or (swapped is None and len(word) < TYPO_MIN_LETTERS):
+                continue  # a slip of a word the corpus lacks ("tehre": "there"), or too short
+            if swapped:  # "cahces" is "caches", "lnog" is "long"
+                out[term] = swapped
                 continue
             fix = self._nearest(word)
             # Spelled right, a word is one the pack does not say (.dictionary), unless it is
@@ -234,6 +242,34 @@ class Bm25Index:
             if fix is not None and (not is_english(word) or _swapped(term, fix)):
                 out[term] = fix
         return out
+
+    def _swap_of(self, word: str) -> str | None:
+        """The corpus stem ``word``, a word no English list knows, reads as with two neighbouring
+        letters swapped back; "" when that makes a stop word ("tehre": "there", not "three") or,
+        in a word too short for the ratio, another word or two corpus words; None otherwise. The
+        ratio misses a swap in a short word, whose stem is shorter still ("cahces" scores 75
+        against "cach")."""
+        if is_english(word):
+            return None
+        other, found = None, set()
+        for i in range(len(word) - 1):
+            back = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+            if back in STOPWORDS:
+                return ""  # "htis" is "this", not "hits"; "colud" is "could", not "cloud"
+            term = stem(back)
+            if term in self.vocab and term not in QUERY_STOPWORDS:
+                found.add((i == 0, term))
+            elif is_english(back):
+                other = ""
+        # The first letter kept first ("usre" is "user", not "sure"); two readings left, none.
+        kept = {t for first, t in found if not first}
+        if len(word) >= TYPO_MIN_LETTERS:  # (a short word's first letters swapped: a name, "Esat")
+            kept = kept or {t for _, t in found}
+        if len(kept) == 1:
+            return next(iter(kept))
+        # A longer word still goes to the ratio ("realy" is "really", though a swap makes
+        # "relay"); a short one is left alone.
+        return (other if not kept else "") if len(word) < TYPO_MIN_LETTERS else None
 
     def _nearest(self, word: str) -> str | None:
         if word not in self._typo_cache:

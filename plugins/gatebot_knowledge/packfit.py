@@ -134,7 +134,9 @@ _NOT_PLACES = (
     r"|transit|production|staging|time|full|total|one|house|january|february|march|april|may"
     r"|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter"
     r"|datacenter|datacentre|datacenters|datacentres|office|offices|basement|building|premises"
-    r"|garage|lab|closet|rack|racks)"
+    r"|garage|lab|closet|rack|racks"
+    # (a screen of the product's, no place: "where are invoices kept in the console?")
+    r"|console|dashboard|app|ui|settings|portal|interface|browser)"
 )
 #: Where something is hosted or kept: "is it hosted in frankfurt or ireland?", "data centres in
 #: sydney" (a place the pack never names, whatever its case).
@@ -373,11 +375,20 @@ def _a_person(query: str, start: int, end: int) -> bool:
         return False
     if _TITLE_BEFORE.search(query[:start]) or _PERSON_AFTER.match(query, end):
         return True
+    if _ROLE_BEFORE.search(query[:start]):
+        return True  # "Our volunteer developer Marcus (he's a college kid) asked me"
     # The subject of its clause, and "he" or "she" later in its sentence: "I think Dev deleted
     # our old workspace when he was tidying up" (a tool is no "he": "Priya says we should connect
     # Opsgenie, can she set it up?" names a tool after a verb).
     rest = _SENTENCE_END.split(query[end:], maxsplit=1)[0]
-    if _CLAUSE_BEFORE.search(query[:start]) and _HE_OR_SHE.search(rest):
+    if _SUBORDINATE_BEFORE.search(query[:start]):
+        # After "while", "until" or "unless": "he" or "she" in the clause after it ("while Marcus
+        # was asleep, can he just rerun it"), not in its own ("while Bitbucket is what her team
+        # uses, will Pipelines connect to it?": a tool's user).
+        main = rest.split(",", 1)[1] if "," in rest else ""
+        if _HE_OR_SHE_SUBJECT.search(main):
+            return True
+    elif _CLAUSE_BEFORE.search(query[:start]) and _HE_OR_SHE.search(rest):
         return True
     # "Dev (our part-time IT guy)", "Priya, our boss,": a role of the customer's after it (not
     # "Opsgenie (our paging tool)").
@@ -393,6 +404,9 @@ _CLAUSE_BEFORE = re.compile(
     r"|so))\s*$",
     re.IGNORECASE,
 )
+#: (not "after", "before", "since" or "once": "after GitLab went down, he moved our builds")
+_SUBORDINATE_BEFORE = re.compile(r"\b(?:while|until|unless)\s*$", re.IGNORECASE)
+_HE_OR_SHE_SUBJECT = re.compile(r"\b(?:he|she)\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?]")
 _HE_OR_SHE = re.compile(r"\b(?:he|she|him|his|her|himself|herself|he's|she's)\b", re.IGNORECASE)
 #: An aside after a name, to its end: "Dev (our part-time IT guy)", "Priya, our boss,".
@@ -426,6 +440,17 @@ _ROLES = frozenset(
     " freelancer manager colleague coworker teammate boss partner founder cofounder teacher"
     " student admin administrator consultant employee analyst tester coordinator volunteer"
     " planner supervisor deputy editor writer recruiter receptionist secretary technician".split()
+)
+
+
+#: A role of the customer's right before a name: "our volunteer developer Marcus". Roles only a
+#: person has: "our password manager Bitwarden", "our dev Kubernetes cluster" and "our payroll
+#: partner Gusto" name tools.
+_PERSON_ROLES = _ROLES - frozenset(
+    "dev manager partner admin administrator editor planner assistant tester deputy".split()
+)
+_ROLE_BEFORE = re.compile(
+    rf"\b(?:our|my)\s+(?:[\w-]+\s+)?(?:{'|'.join(sorted(_PERSON_ROLES))})\s+$", re.IGNORECASE
 )
 
 

@@ -119,7 +119,10 @@ _THING_ASKED = re.compile(
     r"(?:\b(?:(?:is|are)\s+there|do\s+(?:you|they|y'?all)(?:\s+guys)?\s+(?:have|offer|provide|"
     r"sell|make|ship|do|give)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+"
     # ("any" opening a question: not "Any time I deploy, the pipeline fails.")
-    r"(?:a|an|any|some)|(?:^|(?<=[.!?,\n]))\s*any(?=[^.!?\n]*\?))\s+"
+    # (or opening a message of one sentence, unmarked: "any startup discount or cheaper if we
+    # pay yearly"; a statement so written, "any webhook call to slack fails with 403", reads a
+    # thing too, and the passage that holds it still answers)
+    r"(?:a|an|any|some)|(?:^|(?<=[.!?,\n]))\s*any(?=[^.!?\n]*\?)|^\s*any(?=[^.!?\n]*$))\s+"
     # (words apart by spaces: one long word is never split, which took seconds to fail)
     r"([a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)(?=\s*(?:[?.,!;:]|$|\b(?:for|of|to|that|which"
     r"|where|with|in|on|"
@@ -135,7 +138,7 @@ _NO_THING = stems(
     # ...nor asking for advice: "Any tips for getting Docker layers cached in Pipelines?"
     " tip tips idea ideas advice guidance suggestion suggestions hint hints pointer pointers"
     " recommendation recommendations insight insights help update updates news thought thoughts"
-    " luck word time times doc docs documentation"
+    " luck word time times doc docs documentation clue info"
 )
 
 
@@ -283,7 +286,20 @@ def _same_verb(word: str, verb: str) -> bool:
 def asked_thing(question: str) -> list[str]:
     """The stems of the thing an existence question asks about ("is there a mobile app":
     ``["mobil", "app"]``), without words that name no thing; empty for other questions."""
-    return _thing(_THING_ASKED.search(question) or _THING_HAD.search(question))
+    found = _THING_ASKED.search(question) or _THING_HAD.search(question)
+    return _thing(found or _THING_SHOWN.search(question))
+
+
+#: Whether a document shows a thing: "is gst on the invoices?", "are PO numbers shown on your
+#: receipts?". The thing runs as in :data:`_THING_ASKED`, to three words.
+_THING_SHOWN = re.compile(
+    # (opening a sentence: not "why is my card charged twice on the invoice", a complaint)
+    r"(?:^|(?<=[.!?])\s)\s*(?:is|are)\s+(?:the\s+|our\s+|my\s+)?"
+    r"(?!(?:shown|listed|printed|included)\b)((?:[a-z0-9][\w'-]*\s+){1,3}?)(?:shown\s+|listed\s+"
+    r"|printed\s+|included\s+)?(?:on|in)\s+(?:the\s+|your\s+|our\s+|my\s+|each\s+)?(?:\w+\s+)?"
+    r"(?:invoices?|receipts?|bills?|statements?)\b(?!\s+(?:tab|page|section|area|menu|screen|list)\b)",
+    re.IGNORECASE,
+)
 
 
 #: Whether a named part has a thing, no article needed: "do the hosted runners have gpus?",
