@@ -129,6 +129,12 @@ FRESH119 = Path(__file__).parent / "data" / "acme_fresh119.jsonl"
 FRESH120 = Path(__file__).parent / "data" / "acme_fresh120.jsonl"
 FRESH121 = Path(__file__).parent / "data" / "acme_fresh121.jsonl"
 FRESH122 = Path(__file__).parent / "data" / "acme_fresh122.jsonl"
+FRESH123 = Path(__file__).parent / "data" / "acme_fresh123.jsonl"
+FRESH124 = Path(__file__).parent / "data" / "acme_fresh124.jsonl"
+FRESH125 = Path(__file__).parent / "data" / "acme_fresh125.jsonl"
+FRESH126 = Path(__file__).parent / "data" / "acme_fresh126.jsonl"
+FRESH127 = Path(__file__).parent / "data" / "acme_fresh127.jsonl"
+FRESH128 = Path(__file__).parent / "data" / "acme_fresh128.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -1126,6 +1132,54 @@ FRESH122_FLOORS = {
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
 }
 
+FRESH123_FLOORS = {
+    "answer": (33 / 40, 0),  # measured 34 of 40 (held out 31)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 14, 1 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+    "person": (3 / 4, 0),  # measured 3 of 4 (held out 2)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 8)
+}
+
+FRESH124_FLOORS = {
+    "answer": (35 / 40, 1),  # measured 36 of 40, 1 wrong (held out 36, 1 wrong)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
+FRESH125_FLOORS = {
+    "answer": (28 / 40, 0),  # measured 29 of 40 (held out 28)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH126_FLOORS = {
+    "answer": (31 / 40, 0),  # measured 32 of 40 (held out 29)
+    "unanswerable": (13 / 14, 0),  # measured 14 of 14 (held out 14)
+    "out_of_scope": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
+FRESH127_FLOORS = {
+    "answer": (26 / 40, 0),  # measured 27 of 40 (held out 25)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 7)
+}
+
+FRESH128_FLOORS = {
+    "answer": (34 / 39, 0),  # measured 35 of 39 (held out 33)
+    "unanswerable": (13 / 14, 0),  # measured 14 of 14 (held out 13, 1 wrong)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -1241,6 +1295,12 @@ SETS = {
     FRESH120: FRESH120_FLOORS,
     FRESH121: FRESH121_FLOORS,
     FRESH122: FRESH122_FLOORS,
+    FRESH123: FRESH123_FLOORS,
+    FRESH124: FRESH124_FLOORS,
+    FRESH125: FRESH125_FLOORS,
+    FRESH126: FRESH126_FLOORS,
+    FRESH127: FRESH127_FLOORS,
+    FRESH128: FRESH128_FLOORS,
 }
 
 
