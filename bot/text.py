@@ -425,7 +425,8 @@ _ASKS_PERSON = re.compile(
     # "Hand me over to a support engineer please" (not "escalate to an account manager if ...")
     r"|\bhand\s+(?:me|us|this|it)\s+(?:off|over)\s+to\s+an?\s+(?:support|sales)\s+(?:engineer|agent"
     r"|rep|person)\b"
-    r"|\b(?:connect|transfer|put)\s+me\s+(?:(?:through|thru)\s+)?(?:to|with)\s+(?:a|an|your|someone|somebody"
+    r"|\b(?:connect|transfer|put)\s+me\s+(?:(?:through|thru)\s+)?(?:to|with)\s+"
+    r"(?:a|an|your|someone|somebody"
     r"|support|sales|the|one\s+of\s+(?:your|ur)|humans?|persons?|agents?)\b"
     # "pass me to human atendente obrigado" (a person named: not "route me to the pricing page")
     r"|\b(?:pass|forward|route)\s+(?:me|us)\s+(?:over\s+|on\s+)?to\s+"
@@ -499,6 +500,8 @@ _ASKS_PERSON = re.compile(
     r"(?:\w+\s+){1,2})?(?:actually|really|even)\s+(?:there|here|around|reading|listening)\b",
     re.IGNORECASE,
 )
+#: A Japanese request's ending: "please", "may I have", "I would like".
+_PLEASE_JA = "(?:ください|下さい|もら|いただ|頂|ほし|欲し)"
 #: The same in the other languages customers write in most (Spanish, French, German, Portuguese,
 #: Italian): speaking with a person, an agent or a human, in so many words. "Posso parlare con un
 #: operatore?" read 0.48 across languages from the nearest hand-off line, under the 0.5 a read
@@ -526,9 +529,10 @@ _ASKS_PERSON_ABROAD = re.compile(
     # asked to call, or put through to, in one clause: not "担当者に電話でアラートを送れますか",
     # whether alerts can call the person on duty)
     # (not "担当者と話し合ってから決めます", a talk among the customer's own people)
-    r"|(?<!社内の)(?<!経理の)(?<!うちの)(?:担当者|担当の方|オペレーター|スタッフ)(?:の方)?[^\u3002\uff1f?\uff01!\u3001の]{0,6}?(?:と|に|から)"
-    r"[^\u3002\uff1f?\uff01!\u3001]{0,8}?(?:話(?:し(?:たい|でき|させ)|をしたい|をさせ|がしたい|がしたく|せ|さ)|電話(?:を|が)?(?:ください"
-    r"|下さい|もら|いただ|頂|ほし|欲し)|つないで(?:ください|下さい|もら|いただ|頂|ほし|欲し)|繋いで(?:ください|下さい|もら|いただ|頂|ほし|欲し))|人間と話",
+    r"|(?<!社内の)(?<!経理の)(?<!うちの)(?:担当者|担当の方|オペレーター|スタッフ)(?:の方)?"
+    r"[^\u3002\uff1f?\uff01!\u3001の]{0,6}?(?:と|に|から)[^\u3002\uff1f?\uff01!\u3001]{0,8}?"
+    r"(?:話(?:し(?:たい|でき|させ)|をしたい|をさせ|がしたい|がしたく|せ|さ)"
+    rf"|電話(?:を|が)?{_PLEASE_JA}|(?:つないで|繋いで){_PLEASE_JA})|人間と話",
     re.IGNORECASE,
 )
 #: A sentence of nothing but a person, one: "human agent please", "Mensch bitte. human agent",
@@ -613,7 +617,8 @@ _SHOWN = re.compile(
     r"|\b(?:guided|live)\s+(?:tour|walk[- ]?through|session)\b|\bscreen[- ]?share\b"
     # A demo booked for people to be shown it: "Book a demo for me and our CISO next week" (not
     # "I'd like to book a demo", the playbook's lead, nor "set up a demo status page")
-    rf"|\b(?:schedule|book|arrange|organi[sz]e)\s+us\s+(?:in\s+)?for\s+(?:a|an)\s+{_KIND_OF_CALL}demo\b"
+    r"|\b(?:schedule|book|arrange|organi[sz]e)\s+us\s+(?:in\s+)?for\s+(?:a|an)\s+"
+    rf"{_KIND_OF_CALL}demo\b"
     rf"|\b(?:schedule|book|arrange|organi[sz]e)\s+(?:a|an)\s+{_KIND_OF_CALL}demo\s+(?:of\s+\w+\s+)?"
     r"(?:for|with)\s+(?:us|me\s+and|our|my|the\s+(?:whole\s+)?team|your|ur|someone|one\s+of)\b"
     # "keen for a call with sales to work out which plan suits a 12 man outfit" (a call with the
