@@ -360,7 +360,7 @@ class Agent:
         self, turn: Turn, decision: Decision, transcript: list[dict[str, str]], pre: Outcome
     ) -> Acted:
         conv_id = turn.conversation.id
-        query, query_from = await self._search_query(turn, decision.move == "answer")
+        query, query_from, _ = await self._search_query(turn, decision.move == "answer")
         # A Spanish question is answered in Spanish templates, whatever the conversation's was.
         said_in = self._language(turn)
         acted = await self.actor.act(
@@ -477,13 +477,16 @@ class Agent:
             return False
         return await self._pack_answers(turn)
 
-    async def _search_query(self, turn: Turn, answering: bool) -> tuple[str, str]:
-        """What knowledge search reads for the message, and where it came from: a follow-up
-        ("how much is it?") with the question before it (:mod:`.followup_query`), checked
-        against the message alone only when the turn answers (``answering``)."""
+    async def _search_query(
+        self, turn: Turn, answering: bool
+    ) -> tuple[str, str, answerable.Checked | None]:
+        """What knowledge search reads for the message, where it came from, and its check where
+        one was made on the way: a follow-up ("how much is it?") with the question before it
+        (:func:`.followup_query.query_for`), checked against the message alone only when the
+        turn answers (``answering``)."""
         query, query_from = followup_query.retrieval_query(self.pack, turn.text, turn.state)
         if query_from != "follow-up" or not answering:
-            return query, query_from
+            return query, query_from, None
         threshold = self.pack.gates[answerable.GATE]
         retriever, text = self.actor.retriever, turn.text[:500]
         vector = await self.actor.vectors.get(text) if retriever.takes_vector else None
@@ -497,12 +500,16 @@ class Agent:
         need a card for that?" after a trial question is answered, not asked "did you mean
         pricing or starting a free trial?"."""
         retriever, text = self.actor.retriever, turn.text[:500]
-        query = (await self._search_query(turn, True))[0][:500]
-        # The heads' batched vector, as the answer path uses: no second embedding of the text.
-        alone = query == text
-        vector = await self.actor.vectors.get(text) if alone and retriever.takes_vector else None
-        threshold = self.pack.gates[answerable.GATE]
-        checked = await answerable.check(retriever, query, threshold, vector=vector)
+        query, _, checked = await self._search_query(turn, True)
+        if checked is None or len(query) > 500:  # (the joined query's check, made on the way)
+            query = query[:500]
+            # The heads' batched vector, as the answer path uses: no second embedding of it.
+            alone = query == text
+            vector = (
+                await self.actor.vectors.get(text) if alone and retriever.takes_vector else None
+            )
+            threshold = self.pack.gates[answerable.GATE]
+            checked = await answerable.check(retriever, query, threshold, vector=vector)
         return checked is not None and checked.answers
 
     async def _paused_turn(self, turn: Turn) -> TurnResult:

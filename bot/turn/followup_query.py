@@ -475,26 +475,27 @@ async def query_for(
     state: ConversationState,
     threshold: float,
     vector: QueryVector | None = None,
-) -> tuple[str, str]:
+) -> tuple[str, str, answerable.Checked | None]:
     """:func:`retrieval_query`, with a follow-up searched alone when that answers it and the
     joined query does not (:func:`better_alone`; ``vector`` is the message's own embedding,
-    which the turn made anyway)."""
+    which the turn made anyway). Third: the check of the query returned, where one was made
+    (the joined query's), so a caller that checks it need not check it again."""
     query, query_from = retrieval_query(pack, text, state)
     last = state.get("last_question")
     if query_from != "follow-up" or not last:
-        return query, query_from
+        return query, query_from, None
     named, switch = bool(_products(pack, last)), switches_subject(pack, text)
     if not (named or switch):
-        return query, query_from
+        return query, query_from, None
     # The joined query's check, made once for both readings below.
     joined = await answerable.check(retriever, query, threshold)
     if named and await better_alone(pack, retriever, text, joined, last, threshold, vector):
-        return text, "follow-up alone"
+        return text, "follow-up alone", None
     speaks = joined is None or not joined.facts or _speaks_for(pack, joined.facts[0], text)
     if switch and not speaks:
         # (a switch answered only from a passage naming the product switched to, or none)
-        return text, "follow-up alone"
-    return query, query_from
+        return text, "follow-up alone", None
+    return query, query_from, joined
 
 
 def _vouched(pack: Pack) -> dict[str, frozenset[str]]:
