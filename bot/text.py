@@ -54,7 +54,9 @@ _ASKS_TO_KNOW = re.compile(
     r"|(?:can|could|would)\s+(?:you|someone|anyone)\s+(?:please\s+)?(?:tell|explain|confirm)"
     r"|^\s*(?:please\s+)?(?:tell|explain\s+to)\s+(?:me|us)\b"
     r"|^\s*(?:please\s+)?explain\b"
-    r"|\blooking\s+for\s+(?:info|information|details)\b)",
+    r"|\blooking\s+for\s+(?:info|information|details)\b"
+    # ("... and the bill goes up by how much", "not ordering anything yet": asked, unmarked)
+    r"|\bby\s+how\s+much\s*[.!]*\s*$|\bnot\s+(?:ordering|buying|asking\s+for)\s+anything\b)",
     re.IGNORECASE,
 )
 
@@ -145,15 +147,18 @@ def only_values(text: str) -> bool:
 #: what one would like.
 _OF_THE_AGENT = r"please|pls|plz|(?:can|could|would|will) (?:you|u)"
 _TO_YOU = rf"{_OF_THE_AGENT}|(?:i|we)(?:'d| would) like"
+#: "Kindly" before a word of asking is the politeness of a question: "Kindly how do I force 2FA
+#: for everybody?" asks how ("kindly add 2 seats" asks the agent).
+_KINDLY = r"kindly(?!\s+(?:how|what|where|when|which|who|why|is|are|do|does|did)\b)"
 #: A message worded as a request, not a question about how things are: asking the agent, or
 #: asking for something ("can we hop on a call", "could I get the duplicate back", "is it
 #: possible to set up a meeting").
 _REQUEST = re.compile(
-    rf"\b(?:{_TO_YOU}|kindly|(?:can|could|would|will) we|(?:can|could|may) i (?:get|have|book)"
+    rf"\b(?:{_TO_YOU}|{_KINDLY}|(?:can|could|would|will) we|(?:can|could|may) i (?:get|have|book)"
     r"|is (?:it|there a way) (?:possible )?to (?:get|have|book|set up|schedule|arrange))\b",
     re.IGNORECASE,
 )
-_TO_THE_AGENT = re.compile(rf"\b(?:{_OF_THE_AGENT}|kindly)\b", re.IGNORECASE)
+_TO_THE_AGENT = re.compile(rf"\b(?:{_OF_THE_AGENT}|{_KINDLY})\b", re.IGNORECASE)
 
 
 def asks_the_agent(text: str) -> bool:
@@ -344,13 +349,35 @@ def goes_alone(text: str) -> bool:
     return _ON_ONE_S_OWN.search(norm) is not None and _ASKS_YOU.search(norm) is None
 
 
+#: A sentence that is wholly the want of one's money back, asking nothing: "I want my money back
+#: for the annual plan.", "we need a refund now" (not "Do we need a refund request form?", "I
+#: want a refund when the plan renews by accident - is that allowed?", "i want a refund lol jk").
+_MONEY_WANTED = re.compile(
+    r"^\W*(?:(?:so|and|just|honestly|look|ok|okay)\W+)?(?:i|we)\s+(?:really\s+|just\s+)?"
+    r"(?:want|need)\s+(?:(?:my|our)\s+money\s+back|a\s+refund)"
+    # (nothing after it that puts a condition or another party's money: "... for the months we
+    # didn't use if we cancel early", "a refund for our customers when their card fails")
+    r"(?:\s+(?:for|on|now|today|please|asap)\b(?:(?!\b(?:if|when|unless|whether|in\s+case"
+    r"|(?:our|my|their)\s+(?:customers|clients|users))\b)[^?])*)?[.!\s]*$",
+    re.IGNORECASE,
+)
+
+
+def wants_money_back(text: str) -> bool:
+    """Whether a sentence of ``text`` is wholly the want of the customer's money back
+    (:data:`_MONEY_WANTED`): a request, whatever else the message asks ("Let me guess, refunds
+    are 'not possible per our policy'? Try me. I want my money back for the annual plan.")."""
+    return any(_MONEY_WANTED.match(s) for s in _SENTENCE.split(text.replace(APOSTROPHE, "'")))
+
+
 def asks_how(text: str) -> bool:
     """Whether ``text`` asks how things work (a condition, an alternative, a limit, a time, where
     to do it oneself) or tells of what already happened, rather than asking for something to be
     done: "could we remove seats later if the team shrinks?" is answered, "please remove 2 seats
     if you can" starts the seat flow, "I got my refund last week, thanks!" starts nothing."""
     norm = text.replace(APOSTROPHE, "'")
-    if _ASKS_YOU.search(norm) is None and (
+    asked_for = _ASKS_YOU.search(norm) is not None or wants_money_back(norm)
+    if not asked_for and (
         _ASKS_HOW.search(norm) is not None or _SELF_SERVE.search(norm) is not None
     ):
         return True
@@ -582,6 +609,30 @@ _PERSON_CUE = re.compile(
 )
 
 
+#: Whether a thing is there ("Is there escalation?", "is there an escalation policy?") and no
+#: one to reach named: no person, no number or way to reach one ("is there someone I can talk
+#: to?", "is there a number I can call?", "is there any way to escalate this?" ask for one).
+_THERE_IS = re.compile(r"^\W*(?:is|are)\s+there\b", re.IGNORECASE)
+#: Besides a person or a way to be contacted (:data:`_PERSON_CUE`): a number, a line, a way, or
+#: the customer themself ("is there a number I can call?", "is there any way to escalate this?").
+_TO_REACH = re.compile(
+    r"\b(?:some1|number|hotline|helpline|line|email|address|way|ways|i|we|me|us|my|our)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_if_there_is(sentence: str) -> bool:
+    """Whether ``sentence`` asks only whether a thing is there, naming no one to reach
+    (:data:`_THERE_IS`): a question about the product ("On-call person does not acknowledge
+    the alert, what happens then? Is there escalation?"), however near a hand-off line it sits.
+    Escalation is the one word of reaching a person it may name ("Is there a live chat?", "is
+    there a support team?" ask for one)."""
+    plain = re.sub(r"\bescalat\w*", " ", sentence.replace(APOSTROPHE, "'"), flags=re.IGNORECASE)
+    if _THERE_IS.search(plain) is None or _TO_REACH.search(plain) is not None:
+        return False
+    return not names_person(plain)
+
+
 def names_person(text: str) -> bool:
     """Whether ``text`` names a person or a way to be contacted at all (:data:`_PERSON_CUE`):
     a head that reads a request for a person in a message that names none ("can I force 2FA for
@@ -636,6 +687,15 @@ _SHOWN = re.compile(
     # (not "el equipo de ventas de mi empresa", the customer's own)
     r"|(?:su|vuestro)\s+equipo|el\s+equipo\s+de\s+(?:ventas|acme)(?!\s+de\s+(?:mi|nuestra"
     r"|nuestro)\b)))\b"
+    # "can you do a quick call and walk me through the build bot?": a call asked of the company
+    # to be shown it (not "my devs get on a call to run our deploys together")
+    r"|\b(?:can|could|would|will)\s+(?:you|u|you\s+guys|someone|somebody"
+    r"|your\s+(?:team|people|folks|sales\s+team|engineers?))\s+"
+    rf"(?:please\s+)?(?:do|hop\s+on|jump\s+on|get\s+on)\s+(?:a|an)\s+{_KIND_OF_CALL}"
+    r"(?:video\s+)?call\s+(?:and|to)\s+(?:walk|take|run)\s+(?:me|us|my\s+\w+|our\s+\w+)"
+    # (through the product, not "through our invoice" or "why my deploy keeps failing")
+    r"\s+through\s+(?:(?:the|your|acme)\s+)?(?:\w+\s+)?(?:product|products|platform|dashboard"
+    r"|tool|app|features|bot|monitor|pipelines|status\s+pages?|setup|everything|it)\b"
     # "Could we get a walkthrough of Monitor", "I would like a walkthrough of the status pages"
     r"|\b(?:get|like|love|request)\s+(?:a|an)\s+(?:(?:quick|short|proper|full|detailed|personal)\s+)?"
     r"(?:walk[- ]?through|tour)\s+(?:(?:call|session|meeting)\s+)?(?:of|for)\b"
@@ -786,13 +846,14 @@ def one_typo_apart(word: str, target: str) -> bool:
     return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
-def respell(text: str, vocabulary: frozenset[str]) -> str:
+def respell(text: str, vocabulary: frozenset[str], known: frozenset[str] = frozenset()) -> str:
     """``text`` (normalised) with each word of :data:`TYPO_MIN_LETTERS` letters or more that is
-    not in ``vocabulary`` but one typo from a word that is, written as that word. Pure Python,
-    for the declared keywords (a few hundred words): no fuzzy-matching package needed."""
+    not in ``vocabulary`` but one typo from a word that is, written as that word; a word in
+    ``known`` is spelled right as it is. Pure Python, for the declared keywords (a few hundred
+    words): no fuzzy-matching package needed."""
     out = []
     for word in tokens(text):
-        if len(word) >= TYPO_MIN_LETTERS and word not in vocabulary:
+        if len(word) >= TYPO_MIN_LETTERS and word not in vocabulary and word not in known:
             word = next((v for v in sorted(vocabulary) if one_typo_apart(word, v)), word)
         out.append(word)
     return " ".join(out)

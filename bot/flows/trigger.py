@@ -48,6 +48,8 @@ from bot.flows.steps.phrases import read_message
 from bot.packs import Pack
 from bot.text import (
     asks_how,
+    asks_if_there_is,
+    asks_the_agent,
     asks_to_act,
     asks_to_be_shown,
     asks_to_know,
@@ -102,6 +104,7 @@ class Signals:
     leans: bool = False  # the head, unsure, leans to this flow's intent
     asks_how: bool = False  # the message asks how things work ("... mid-month or only at renewal?")
     shown: bool = False  # a demo flow, and the message asks for a person to show the product
+    ordered_change: bool = False  # the change read is an order ("please take 2 users off")
     ordered: bool = False  # a flow's keyword is the verb of a request ("please refund the ...")
 
     def as_dict(self) -> dict[str, Any]:
@@ -162,7 +165,9 @@ class ExampleIndex:
         person doesn't respond ...") is nearest a product question, and reads nothing."""
         if self.batcher is None or self.person is None:
             return None
-        found = [await self._person(self.person, part, at) for part in whole_and_sentences(text)]
+        # (a sentence asking whether a thing is there reads no request: "Is there escalation?")
+        parts = [p for p in whole_and_sentences(text) if not asks_if_there_is(p)]
+        found = [await self._person(self.person, part, at) for part in parts]
         kept = [f for f in found if f is not None]
         return max(kept, key=lambda f: f.margin) if kept else None
 
@@ -227,6 +232,11 @@ def signals(flow: Flow, pack: Pack, intent_read: Read, text: str, near: Nearest 
         and (asks_to_act(text) or orders(text)),
         asks_how=asks_how(text),
         shown=any(step.lead == "demo" for step in flow.steps) and asks_to_be_shown(text),
+        # (an order or a request to the agent, asking nothing: not "My colleague said just add
+        # 2 seats. Is that how pricing works, per seat?")
+        ordered_change=change is not None
+        and (orders(text) or asks_the_agent(text))
+        and not asks_to_know(text),
         ordered=bool(t.keywords) and ordered_by_keyword(text, t.keywords),
     )
 
@@ -326,9 +336,11 @@ def starts(flow: Flow, pack: Pack, s: Signals, confident: str | None) -> bool:
     # Asking in so many words for someone to show the product outweighs a confident read of a
     # question ("Can you arrange walkthrough of Monitor and Status pages for our management?"
     # reads as a product question at 0.93), not one of a hand-off ("could someone from Acme
-    # give me a call" asks for a person).
+    # give me a call" asks for a person). So does ordering a change the flow makes: "please
+    # take 2 users OFF my plan, ... I'm not paying for them!!" reads as pricing.
     confident_intent = pack.intent(confident or "")
-    shown = s.shown and confident_intent is not None and confident_intent.move == "answer"
+    in_words = s.shown or s.ordered_change
+    shown = in_words and confident_intent is not None and confident_intent.move == "answer"
     if confident is not None and not s.intent and not shown:
         return False  # a confident other intent: never a flow on a shared word
     intent = pack.intent(flow.trigger.intent or "")

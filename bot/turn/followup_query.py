@@ -103,17 +103,23 @@ def refers_back(pack: Pack, text: str) -> bool:
     return not _new_subject(pack, text)
 
 
-#: Words of nobody and nothing in particular, never a new subject ("what if nobody is on call?").
+#: Words of nobody and nothing in particular, never a new subject ("what if nobody is on call?"),
+#: nor a preposition ("which plan is that gated behind?"), nor how often ("And how often?").
 _NO_SUBJECT = frozenset(
     "nobody somebody anybody everybody someone anyone everyone nothing anything something"
-    " everything".split()
+    " everything behind beyond within without between across against during toward towards"
+    " through throughout around beneath underneath often".split()
 )
+#: Words of how much, no subject of a message that points back ("is it less?"); they do not make
+#: a message go on from the last question by themselves ("and fewer than that, can I set it to
+#: just one?" asks something new).
+_DEGREE = frozenset("less more fewer".split())
 
 
 def _new_subject(pack: Pack, text: str) -> bool:
     """Whether ``text`` names something the pack's answers never say (a word of
     :data:`NEW_SUBJECT_LETTERS` letters or more): "does it work with Kubernetes?" moves on."""
-    known = _pack_words(pack) | _NO_SUBJECT
+    known = _pack_words(pack) | _NO_SUBJECT | _DEGREE
     return any(len(w) >= NEW_SUBJECT_LETTERS and w not in known for w in content_tokens(text))
 
 
@@ -131,11 +137,13 @@ def carries_on(pack: Pack, text: str, state: ConversationState) -> bool:
     you" after a trial question), and after a declined or unanswered turn nothing carries on
     ("and in rome?" after a question on the weather)."""
     answered = state.get("last_answered") or []
-    # (one word alone is no follow-up: "test" after the checks section tests the chat)
-    if not answered or not 2 <= len(tokens(text)) <= MAX_WORDS:
+    # (one word alone is no follow-up: "test" after the checks section tests the chat; words of
+    # talk are not counted: "ok and how long would we have to change our minds?")
+    if not answered or not 2 <= len([t for t in tokens(text) if t not in _FILLERS]) <= MAX_WORDS:
         return False
-    words = _said(text)
-    return bool(words) and words <= _words_of(_vouched(pack), answered)
+    words, vouched = _said(text), _words_of(_vouched(pack), answered)
+    # (one or many of a thing is the same thing: "change me mind" after "change our minds")
+    return bool(words) and all(w in vouched or f"{w}s" in vouched for w in words)
 
 
 #: Talk before a follow-up's words: "oh lovely! and what about Teams?", "thanks, and phone calls?".
@@ -170,6 +178,12 @@ _AGAIN = re.compile(
 _THANKS = frozenset("oh lovely nice brilliant great thank thanks awesome wonderful".split())
 #: Words that only qualify what is named ("what about plain SMS", "an actual phone call").
 _PLAIN = frozenset("plain regular normal simple ordinary actual real good old just".split())
+
+
+def asks_again(text: str) -> bool:
+    """Whether a clause of ``text`` asks the last question again of something else
+    (:data:`_AGAIN`: "what about over UDP?", "and phone calls?")."""
+    return any(_AGAIN.match(c.strip()) for c in re.split(r"[,;!?]+(?:\s+|$)", text) if c.strip())
 
 
 def again_of_answer(pack: Pack, text: str, state: ConversationState) -> str | None:

@@ -57,7 +57,13 @@ from bot.turn.domain import (
     fit_across,
     outside_lines,
 )
-from bot.turn.followup_query import again_of_answer, carries_on, continues, refers_back
+from bot.turn.followup_query import (
+    again_of_answer,
+    asks_again,
+    carries_on,
+    continues,
+    refers_back,
+)
 from bot.turn.reading import Readers, bare_request
 from bot.turn.turn import ConversationState, Scope
 
@@ -114,7 +120,7 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
         # "The shop still didn't refund me for the shoes", "the car dealership wants a fee to
         # refund my deposit": money another party owes or took, none of the company's.
         verdict = {"verdict": "out", "rule": f"out_of_scope:{ANOTHER_PARTY}", "template": None}
-    spelled = respell(norm, _keyword_words(pack))
+    spelled = respell(norm, _keyword_words(pack), _spelled_right(pack))
     if verdict["rule"] == NO_MATCH and spelled != norm:
         # "whats teh pricng for monitr": a declared word misspelled is still that word.
         verdict = _verdict(pack, spelled, known_slots, how, named)
@@ -318,18 +324,53 @@ def _unweighed(pack: Pack, text: str) -> str | None:
     return "a request in so many words" if _requested(pack, text) else None
 
 
-_keywords: dict[int, tuple[Pack, frozenset[str]]] = {}  # by id(pack); the pack is kept alive
+#: A question asked of the company itself: "Do you have an async Python client?", "Do you run on
+#: Postgres or MongoDB yourselves?" (not "since you're a smart bot: in Python, when should I use
+#: asyncio?").
+_ASKS_THE_COMPANY = re.compile(
+    r"\b(?:do|does|did|are|is)\s+(?:you|u|y'all|you\s+guys|your\s+\w+)\b(?!\s+know\b)"
+    r"|\byourselves\b",
+    re.IGNORECASE,
+)
+
+
+def _of_ours(text: str, state: ConversationState) -> bool:
+    """Whether ``text`` asks the company itself ("Do you have an async Python client?") or asks
+    the last answer's question again of something else ("what about over UDP?" after the checks
+    section): other software's own questions say nothing of it."""
+    if _ASKS_THE_COMPANY.search(text) is not None:
+        return True
+    return bool(state.get("last_answered")) and asks_again(text)
+
+
+#: By id(pack), the pack kept alive: its keywords' words, and the words spelled right.
+_keywords: dict[int, tuple[Pack, frozenset[str], frozenset[str]]] = {}
 
 
 def _keyword_words(pack: Pack) -> frozenset[str]:
     """Every word of the pack's declared product, topic and intent keywords (once per pack)."""
+    return _words_of(pack)[1]
+
+
+def _spelled_right(pack: Pack) -> frozenset[str]:
+    """Words the pack's own texts or the shipped generic lines write: words as such, none a
+    typo of a keyword ("I want that the junior not can change nothing" says "change", not the
+    order keyword "charge")."""
+    return _words_of(pack)[2]
+
+
+def _words_of(pack: Pack) -> tuple[Pack, frozenset[str], frozenset[str]]:
     held = _keywords.get(id(pack))
     if held is None or held[0] is not pack:
         phrases = _declared_phrases(pack)
         if len(_keywords) > 32:
             _keywords.clear()
-        held = _keywords[id(pack)] = (pack, frozenset(w for k in phrases for w in tokens(k)))
-    return held[1]
+        declared = frozenset(w for k in phrases for w in tokens(k))
+        written = {w for t in (*domain_texts(pack), *outside_lines()) for w in tokens(t)}
+        # (a keyword's plural still reads as the keyword: "refunds", "deploys")
+        plurals = {w for w in written if w.endswith("s") and w[:-1] in declared}
+        held = _keywords[id(pack)] = (pack, declared, frozenset(written - declared - plurals))
+    return held
 
 
 def answering(state: ConversationState) -> str | None:
@@ -400,10 +441,11 @@ class ScopeCheck:
         place = domain.place(score)
         scope["rule"] = f"domain:{place}"
         scope["score"], scope["threshold"] = round(score, 4), domain.fit.threshold
+        of_ours = _of_ours(text, state)
         if place == "edge":
-            return await self._weigh_edge(text, vector, domain, scope)
+            return await self._weigh_edge(text, vector, domain, scope, of_ours)
         if place == "inside":
-            return await self._weigh_elsewhere(text, vector, domain, scope)
+            return await self._weigh_elsewhere(text, vector, domain, scope, of_ours)
         if place == "outside":
             spared = self._unread_language(text, domain)
             across = await self._across_margin(text) if spared else None
@@ -548,7 +590,9 @@ class ScopeCheck:
         scope["score"], scope["threshold"] = round(across[0], 4), across[1]
         return scope
 
-    async def _weigh_edge(self, text: str, vector: Any, domain: Domain, scope: Scope) -> Scope:
+    async def _weigh_edge(
+        self, text: str, vector: Any, domain: Domain, scope: Scope, of_ours: bool = False
+    ) -> Scope:
         """A message kept only just (``domain:edge``, no declared word) is declined when it shows
         nothing that ties it to the pack, as many generic lines sit this close:
 
@@ -566,10 +610,11 @@ class ScopeCheck:
 
         Declined, it is as if outside, with the spares of the topic-word margin (a language the
         pack's texts are not in, a request for a person or one of the pack's flows); kept, it
-        stays ``domain:edge``."""
+        stays ``domain:edge``. ``of_ours``: asked of the company or on from an answer, the
+        other software's lines are not read."""
         margin = domain.margin(vector)
         nearer_generic = margin is not None and margin < EDGE_MARGIN
-        elsewhere = None if nearer_generic else domain.elsewhere_margin(vector)
+        elsewhere = None if nearer_generic or of_ours else domain.elsewhere_margin(vector)
         nearer_elsewhere = elsewhere is not None and elsewhere < EDGE_MARGIN
         decided = nearer_generic or nearer_elsewhere
         read = None if decided else await self._unanchored(text, vector, domain)
@@ -589,13 +634,16 @@ class ScopeCheck:
         scope["rule"] = f"domain:edge, no word of the pack and the intent head reads {read}"
         return scope
 
-    async def _weigh_elsewhere(self, text: str, vector: Any, domain: Domain, scope: Scope) -> Scope:
+    async def _weigh_elsewhere(
+        self, text: str, vector: Any, domain: Domain, scope: Scope, of_ours: bool = False
+    ) -> Scope:
         """A message inside by closeness alone (no declared word) is declined when it sits nearer
         the lines about other software's own use than the pack's texts: "how do i squash my
         last 5 commits in git" (-0.077), "kubectl rollout restart stuck in pending" (-0.009);
         the nearest in-scope question of tests/data reads +0.044. A software question sits
-        close to a software pack whatever software it is about."""
-        elsewhere = domain.elsewhere_margin(vector)
+        close to a software pack whatever software it is about. ``of_ours``: as for
+        :meth:`_weigh_edge`."""
+        elsewhere = None if of_ours else domain.elsewhere_margin(vector)
         if elsewhere is None or elsewhere >= EDGE_MARGIN:
             return scope
         if await self._spared(text, vector, domain):

@@ -233,7 +233,13 @@ _LENGTHENED = re.compile(
     r"|\blonger\s+(?:trial|retention|period)\b"
     # "can an admin make it valid for longer", "could the link stay open longer"
     r"|\b(?:valid|last|lasts|stay|stays|remain|remains|open|active|available)\s+(?:for\s+)?longer\b"
-    r"|\bmake\s+(?:\w+\s+){1,4}?longer\b",
+    r"|\bmake\s+(?:\w+\s+){1,4}?longer\b"
+    # "can I get a bit LONGER on the free trial??", "give us some extra days on the trial" (the
+    # length itself after it: not "to have more time for reviews")
+    r"|\b(?:get|have|give\s+(?:me|us))\s+(?:a\s+(?:bit|little)\s+|some\s+)?(?:longer"
+    r"|more\s+time|extra\s+(?:time|days|weeks))\s+(?:on|with|for|in)\s+"
+    r"(?:(?:the|my|our|this|that|your)\s+)?(?:free\s+)?(?:trial|grace\s+period|period|link"
+    r"|window|logs?|caches?)\b",
     re.IGNORECASE,
 )
 _LONGER_SAID = re.compile(r"\b(?:extend\w*|extension|longer|lengthen\w*|prolong\w*)", re.IGNORECASE)

@@ -65,6 +65,7 @@ from gatebot_knowledge.sentences import (
     asked_after_context,
     first_alternatives,
     points_back,
+    points_before_itself,
     question_sentences,
     without_sign_off,
 )
@@ -119,6 +120,10 @@ AGAINST = (
     "other_doer",
 )
 
+
+#: The evidence against that a word of the message carries on its own: a name, a thing or an
+#: action the pack never says (:meth:`KnowledgeRetriever._past_the_context`).
+_NAMED_AGAINST = frozenset({"unseen_names", "action_unseen", "thing_unseen"})
 
 #: A question whose subject points back, in its first few words: "does it get deleted?", "and
 #: are they kept?" (the pronoun in lower case: "Does IT get notified?" asks about a department).
@@ -467,6 +472,7 @@ class KnowledgeRetriever(Retriever):
             # passage, or in one that answers for every product (the trial entry).
             evidence = self._value_in_a_sentence(query, k, evidence)
             return self._for_every_product(query, k, evidence)
+        evidence = self._past_the_company(query, k, evidence)
         evidence = self._for_every_product(query, k, evidence)
         asked = question_sentences(query)
         for n, sentence in enumerate(asked):
@@ -529,22 +535,33 @@ class KnowledgeRetriever(Retriever):
         return evidence
 
     def _past_the_context(self, query: str, k: int, evidence: Evidence) -> Evidence:
-        """A name the pack never says, only in what the customer tells of their situation
-        before what they ask, is not what they ask: "Our last monitoring tool woke us up because
-        a single probe in Asia had a hiccup. How does Acme decide a site is really down?". The
-        questions alone (:func:`asked_after_context`) are read where the first points back to
-        nothing the context says ("We use Bitbucket. Does Pipelines work with it?" keeps the
-        name against it) and where nothing else speaks against them."""
+        """A name the pack never says, or a thing or action it never names (:data:`_NAMED_AGAINST`),
+        only in what the customer tells of their situation around what they ask, is not what
+        they ask: "Our last monitoring tool woke us up because a single probe in Asia had a
+        hiccup. How does Acme decide a site is really down?". The questions alone
+        (:func:`asked_after_context`) are read where the first points back to nothing the
+        context says ("We use Bitbucket. Does Pipelines work with it?" keeps the name against
+        it) and where nothing else speaks against them."""
         f = evidence.features
-        if [x for x in AGAINST if f.get(x)] != ["unseen_names"]:
-            return evidence
+        against = [x for x in AGAINST if f.get(x)]
         found = asked_after_context(query)
-        if found is None:
+        # (only what a word of the context can carry: what the context says of a figure, "wiped
+        # immediately instead of waiting out the grace period", is what the question asks)
+        if not against or not set(against) <= _NAMED_AGAINST or found is None:
             return evidence
         # What the question points back to is said before it: a name only after it ("how much
-        # is this going to cost us? we're 9 devs moving off Jenkins") is not pointed to.
+        # is this going to cost us? we're 9 devs moving off Jenkins") is not pointed to. A name
+        # before it may be what any word of the question points to ("Our repos live in Azure
+        # DevOps. Can Acme Pipelines build from a repository, and will it show results on pull
+        # requests?"). A thing or an action the pack never names is not placed in the message:
+        # a question pointing back keeps it, but for a subject that points inside its own
+        # sentence (:func:`points_before_itself`).
         before = query[: query.find(found[1])]
-        if points_back(found[1], self._umbrella().product_words()) and self._names(before):
+        products = self._umbrella().product_words()
+        if self._names(before):
+            if points_back(found[1], products):
+                return evidence
+        elif points_before_itself(found[1], products) and against != ["unseen_names"]:
             return evidence
         part = self._evidence(found[0], k, None)
         if not part.facts or any(part.features.get(x) for x in AGAINST):
@@ -594,6 +611,37 @@ class KnowledgeRetriever(Retriever):
             part.version += "+every-product"
             return part
         return evidence
+
+    def _past_the_company(self, query: str, k: int, evidence: Evidence) -> Evidence:
+        """The company's name draws a question to a passage that names it too: "Does Acme Cloud
+        offer a free trial?" ranks "How much does Acme Cloud cost?" above the trial entry. Where
+        the whole message's best passage names the company, the question is also read without
+        its name (the whole name only); where that reading's best passage is another, it is what
+        was asked, answerable or not. "How much does Acme Cloud cost?" keeps its entry: without
+        the name it is still the best. One more reading, only for a message that names the
+        company whose best passage names it too."""
+        company = self.pack.company.strip()
+        kept = re.sub(rf"\b{re.escape(company)}\b", " ", query, flags=re.IGNORECASE)
+        if not company or not evidence.facts or kept == query or len(kept.split()) < 3:
+            return evidence
+        index = self._current()
+        best = index.by_key.get(evidence.facts[0].key)
+        said = set(tokenize(self._said_by(index, best))) if best is not None else set()
+        if not set(tokenize(company)) <= said:
+            return evidence
+        part = self._evidence(" ".join(kept.split()), k, None)
+        if not part.facts or part.facts[0].key == evidence.facts[0].key:
+            return evidence
+        # Without the name the question is drawn elsewhere: the name alone drew the whole, and
+        # how answerable it reads is the reading without it ("Does Acme Cloud offer phone
+        # support?" is no pricing question, answered or not).
+        part.version += "+past-the-company"
+        return part
+
+    @staticmethod
+    def _said_by(index: KnowledgeIndex, row: int) -> str:
+        passage = index.passages[row]
+        return f"{passage.title} {passage.text}"
 
     @staticmethod
     def _may_speak_for_every_product(

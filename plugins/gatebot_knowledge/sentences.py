@@ -196,3 +196,42 @@ def points_back(sentence: str, product_stems: set[str]) -> bool:
         if not set(tokenize(plain[: its.start()])) & product_stems:
             return True
     return False
+
+
+#: Where a question sentence's clauses part: a comma before "and", "or", "so", "but" or a word
+#: of asking ("Is there a trial period, how long does it last, and ...").
+_CLAUSE_BREAK = re.compile(
+    rf",\s+(?=(?:and|or|but|so|{'|'.join(_QUESTION_WORDS)})\b)", re.IGNORECASE
+)
+
+
+#: A later clause's subject that points back, asked about straight after the break: "and are
+#: they shared", "how long does it last".
+_SUBJECT_BACK = re.compile(
+    r"^(?:(?:and|or|but|so)\s+)?(?:(?:how|what|when|where|which|why)\s+(?:\w+\s+){0,2}?)?"
+    r"(?:is|are|does|do|did|can|could|will|would|was|were|has|have)\s+(it|they)\b",
+    re.IGNORECASE,
+)
+
+
+def points_before_itself(sentence: str, product_stems: set[str]) -> bool:
+    """Whether ``sentence`` points back to something said before it, where a later clause's
+    subject that points back (:data:`_SUBJECT_BACK`) points to what the first clause asks about:
+    "How long does Pipelines keep build caches, and are they shared between branches?". The
+    first clause must point to nothing itself and ask something or name a product ("We use
+    Bitbucket, does Pipelines work with it?" still points back), and any other word pointing
+    back still does ("Can Pipelines connect to repositories, and build them on every push?",
+    "... and does it support them?": what "them" is the context said). For a context that
+    names nothing the pack never says: a name there may be what the subject is about."""
+    first, *rest = _CLAUSE_BREAK.split(sentence.strip(), maxsplit=1)
+    if not rest or points_back(first, product_stems):
+        return points_back(sentence, product_stems)
+    if not (_QUESTION_START.match(first) or set(tokenize(first)) & product_stems):
+        return points_back(sentence, product_stems)
+    for clause in _CLAUSE_BREAK.split(rest[0]):
+        subject = _SUBJECT_BACK.match(clause)
+        if subject is not None:
+            clause = clause[: subject.start(1)] + clause[subject.end(1) :]
+        if points_back(clause, product_stems):
+            return True
+    return False

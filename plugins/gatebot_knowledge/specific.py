@@ -110,14 +110,20 @@ _ACTION_ASKED = (
         re.IGNORECASE,
     ),
     re.compile(r"\bis\s+(?:it|there\s+a\s+way)\s+(?:possible\s+)?to\s+([a-z]+)\b", re.IGNORECASE),
-    re.compile(r"\bhow\s+(?:do|can|could|would|should)\s+(?:i|we)\s+([a-z]+)\b", re.IGNORECASE),
+    # (an adverb is no action: "How do I even get teammates into the workspace?")
+    re.compile(
+        r"\bhow\s+(?:do|can|could|would|should)\s+(?:i|we)\s+"
+        r"(?:(?:even|just|actually|really|still|also|ever|then|now|quickly|easily)\s+)?([a-z]+)\b",
+        re.IGNORECASE,
+    ),
 )
 #: Whether a thing exists: "is there a(n) X", "do you have / offer a(n) X", "does it come with X",
 #: or a sentence that opens on "any" ("Any special discount for early stage startups?").
 #: X runs to the first word that ends a noun phrase (a preposition, a clause, punctuation).
 _THING_ASKED = re.compile(
     r"(?:\b(?:(?:is|are)\s+there|do\s+(?:you|they|y'?all)(?:\s+guys)?\s+(?:have|offer|provide|"
-    r"sell|make|ship|do|give)|does\s+(?:it|\w+)\s+(?:have|offer|provide|come\s+with))\s+"
+    # ("does Acme Cloud offer ...": a name of two words too)
+    r"sell|make|ship|do|give)|does\s+(?:it|\w+(?:\s+\w+)?)\s+(?:have|offer|provide|come\s+with))\s+"
     # ("any" opening a question: not "Any time I deploy, the pipeline fails.")
     # (or opening a message of one sentence, unmarked: "any startup discount or cheaper if we
     # pay yearly"; a statement so written, "any webhook call to slack fails with 403", reads a
