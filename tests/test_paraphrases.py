@@ -135,6 +135,12 @@ FRESH125 = Path(__file__).parent / "data" / "acme_fresh125.jsonl"
 FRESH126 = Path(__file__).parent / "data" / "acme_fresh126.jsonl"
 FRESH127 = Path(__file__).parent / "data" / "acme_fresh127.jsonl"
 FRESH128 = Path(__file__).parent / "data" / "acme_fresh128.jsonl"
+FRESH129 = Path(__file__).parent / "data" / "acme_fresh129.jsonl"
+FRESH130 = Path(__file__).parent / "data" / "acme_fresh130.jsonl"
+FRESH131 = Path(__file__).parent / "data" / "acme_fresh131.jsonl"
+FRESH132 = Path(__file__).parent / "data" / "acme_fresh132.jsonl"
+FRESH133 = Path(__file__).parent / "data" / "acme_fresh133.jsonl"
+FRESH134 = Path(__file__).parent / "data" / "acme_fresh134.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -1180,6 +1186,54 @@ FRESH128_FLOORS = {
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
 }
 
+FRESH129_FLOORS = {
+    "answer": (38 / 40, 0),  # measured 39 of 40 (held out 38)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH130_FLOORS = {
+    "answer": (29 / 40, 0),  # measured 30 of 40 (held out 30)
+    "unanswerable": (11 / 15, 0),  # measured 12 of 15 (held out 11, 1 wrong)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 8)
+}
+
+FRESH131_FLOORS = {
+    "answer": (21 / 40, 0),  # measured 22 of 40 (held out 21)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 14, 1 wrong)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH132_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 34)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 9)
+}
+
+FRESH133_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 34)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (5 / 10, 0),  # measured 5 of 10 (held out 5)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH134_FLOORS = {
+    "answer": (24 / 40, 0),  # measured 25 of 40 (held out 25)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 14)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -1301,6 +1355,12 @@ SETS = {
     FRESH126: FRESH126_FLOORS,
     FRESH127: FRESH127_FLOORS,
     FRESH128: FRESH128_FLOORS,
+    FRESH129: FRESH129_FLOORS,
+    FRESH130: FRESH130_FLOORS,
+    FRESH131: FRESH131_FLOORS,
+    FRESH132: FRESH132_FLOORS,
+    FRESH133: FRESH133_FLOORS,
+    FRESH134: FRESH134_FLOORS,
 }
 
 
