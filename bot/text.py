@@ -376,10 +376,8 @@ def asks_how(text: str) -> bool:
     done: "could we remove seats later if the team shrinks?" is answered, "please remove 2 seats
     if you can" starts the seat flow, "I got my refund last week, thanks!" starts nothing."""
     norm = text.replace(APOSTROPHE, "'")
-    asked_for = _ASKS_YOU.search(norm) is not None or wants_money_back(norm)
-    if not asked_for and (
-        _ASKS_HOW.search(norm) is not None or _SELF_SERVE.search(norm) is not None
-    ):
+    how = _ASKS_HOW.search(norm) is not None or _SELF_SERVE.search(norm) is not None
+    if how and _ASKS_YOU.search(norm) is None and not wants_money_back(norm):
         return True
     return goes_alone(norm) or tells_done(norm)
 

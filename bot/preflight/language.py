@@ -12,6 +12,8 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from bot.text import CLAUSE_WORDS
+
 _identifiers: dict[tuple[str, ...], Any] = {}
 _lock = threading.Lock()
 
@@ -79,9 +81,8 @@ def written_in(text: str, languages: list[str]) -> tuple[str | None, float]:
 
 #: Where a message mixing languages is cut into clauses: punctuation before a space or the end
 #: ("99.9%", "v2.3.1" and "10:30" stay whole), and the Spanish opening marks. A clause is read on
-#: its own from this many words.
+#: its own from :data:`bot.text.CLAUSE_WORDS` words.
 _CLAUSE = re.compile(r"[,.;:?!]+(?=\s|$)|[\u00bf\u00a1]")
-_CLAUSE_WORDS = 3
 
 
 def split_by_language(text: str, own: str, languages: list[str]) -> tuple[frozenset[str], str]:
@@ -89,12 +90,12 @@ def split_by_language(text: str, own: str, languages: list[str]) -> tuple[frozen
     clause by clause (none unless a clause is in ``own`` too), and its text without the clauses
     read in them: "can you bump up our seats? estamos creciendo rápido" reads as English at 0.62
     as a whole, its clauses as English and Spanish at 0.99, so ({"es"}, "can you bump up our
-    seats"). A clause counts from :data:`_CLAUSE_WORDS` words, read as surely as a whole message
-    (:data:`SURE`)."""
+    seats"). A clause counts from :data:`~bot.text.CLAUSE_WORDS` words, read as surely as a
+    whole message (:data:`SURE`)."""
     kept, found = [], set[str]()
     for clause in _CLAUSE.split(text):
         lang = None
-        if len(clause.split()) >= _CLAUSE_WORDS:
+        if len(clause.split()) >= CLAUSE_WORDS:
             read, p = written_in(clause, languages)
             lang = read if read and p >= SURE else None
         if lang is not None:

@@ -441,11 +441,10 @@ class ScopeCheck:
         place = domain.place(score)
         scope["rule"] = f"domain:{place}"
         scope["score"], scope["threshold"] = round(score, 4), domain.fit.threshold
-        of_ours = _of_ours(text, state)
         if place == "edge":
-            return await self._weigh_edge(text, vector, domain, scope, of_ours)
+            return await self._weigh_edge(text, vector, domain, scope, _of_ours(text, state))
         if place == "inside":
-            return await self._weigh_elsewhere(text, vector, domain, scope, of_ours)
+            return await self._weigh_elsewhere(text, vector, domain, scope, _of_ours(text, state))
         if place == "outside":
             spared = self._unread_language(text, domain)
             across = await self._across_margin(text) if spared else None
@@ -591,7 +590,7 @@ class ScopeCheck:
         return scope
 
     async def _weigh_edge(
-        self, text: str, vector: Any, domain: Domain, scope: Scope, of_ours: bool = False
+        self, text: str, vector: Any, domain: Domain, scope: Scope, of_ours: bool
     ) -> Scope:
         """A message kept only just (``domain:edge``, no declared word) is declined when it shows
         nothing that ties it to the pack, as many generic lines sit this close:
@@ -635,7 +634,7 @@ class ScopeCheck:
         return scope
 
     async def _weigh_elsewhere(
-        self, text: str, vector: Any, domain: Domain, scope: Scope, of_ours: bool = False
+        self, text: str, vector: Any, domain: Domain, scope: Scope, of_ours: bool
     ) -> Scope:
         """A message inside by closeness alone (no declared word) is declined when it sits nearer
         the lines about other software's own use than the pack's texts: "how do i squash my

@@ -260,8 +260,7 @@ class Umbrella:
     def for_every_product(self, index: KnowledgeIndex, row: int) -> bool:
         """Whether the passage at ``row`` speaks for every product: it names none of them and
         says so in words ("Every product has a 14-day free trial") or names the company."""
-        passage = index.passages[row]
-        text = f"{passage.title} {passage.text}"
+        text = index.passages[row].joint
         said = set(tokenize(text))
         if said & self.product_words():
             return False
@@ -271,8 +270,7 @@ class Umbrella:
     def held_terms(self, index: KnowledgeIndex, query: str, row: int) -> list[str]:
         """The query's product-name words the passage at ``row`` holds by speaking for the
         company (none unless it names the company and no product)."""
-        passage = index.passages[row]
-        said = set(tokenize(f"{passage.title} {passage.text}"))
+        said = set(tokenize(index.passages[row].joint))
         company = set(tokenize(self.company))
         if not company or not company <= said:
             return []

@@ -626,7 +626,7 @@ class KnowledgeRetriever(Retriever):
             return evidence
         index = self._current()
         best = index.by_key.get(evidence.facts[0].key)
-        said = set(tokenize(self._said_by(index, best))) if best is not None else set()
+        said = set(tokenize(index.passages[best].joint)) if best is not None else set()
         if not set(tokenize(company)) <= said:
             return evidence
         part = self._evidence(" ".join(kept.split()), k, None)
@@ -637,11 +637,6 @@ class KnowledgeRetriever(Retriever):
         # support?" is no pricing question, answered or not).
         part.version += "+past-the-company"
         return part
-
-    @staticmethod
-    def _said_by(index: KnowledgeIndex, row: int) -> str:
-        passage = index.passages[row]
-        return f"{passage.title} {passage.text}"
 
     @staticmethod
     def _may_speak_for_every_product(

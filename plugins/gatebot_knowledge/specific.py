@@ -536,7 +536,7 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
     """Read ``query`` (as searched: typos already spelled) against the passage at ``row``."""
     passage = index.passages[row]
     plan = asked_plan(query)
-    if plan is not None and plan not in tokenize(f"{passage.title} {passage.text}"):
+    if plan is not None and plan not in tokenize(passage.joint):
         return Specific("plan", False, [plan])
     if beyond_stated(query, passage.text):
         return Specific("beyond", False, [])
@@ -574,7 +574,7 @@ def check(index: KnowledgeIndex, query: str, row: int) -> Specific:
             # Status too" drawn to the pricing entry by "Acme".
             return Specific("thing-absent", False, thing)
         changed = changed_thing(query)
-        if changed and changed[-1] not in tokenize(f"{passage.title} {passage.text}"):
+        if changed and changed[-1] not in tokenize(passage.joint):
             # What is to change, by its last word ("the email address"), is not in the passage:
             # the password entry says how to reset a password, not how to change an address.
             # (Its text, not the questions it is asked: "the reset email" is a word of those.)
