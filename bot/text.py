@@ -38,11 +38,26 @@ _QUESTION_WORDS = (
 )
 
 
+#: Words of talk a chat message opens on before what it says ("grand, and do I have to ...",
+#: "ok and what about get lab ..."): the follow-up reading (bot.turn.followup_query) skips them too.
+CHAT_OPENERS = frozenset(
+    "oh ok okay k so um uh right alright great cool nice lovely brilliant perfect grand awesome"
+    " thanks understood wait".split()
+)
+#: The question words a question may open on after them: "ok will do, remove 2 seats" is none.
+_WH_WORDS = frozenset({"what", "how", "why", "when", "where", "which", "who"})
+
+
 def is_question(text: str) -> bool:
-    """A message that asks something: ends with "?" or opens with a question word."""
+    """A message that asks something: ends with "?" or opens with a question word, or with a
+    wh-word after a chat's openers (:data:`CHAT_OPENERS`, "and", "also")."""
     words = tokens(text)
     first = words[0].split("'")[0] if words else ""  # "what's", "where's", "how'd"
-    return text.strip().endswith("?") or first in _QUESTION_WORDS
+    if text.strip().endswith("?") or first in _QUESTION_WORDS:
+        return True
+    while len(words) > 1 and (words[0] in CHAT_OPENERS or words[0] in ("and", "also")):
+        words = words[1:]
+    return words[0].split("'")[0] in _WH_WORDS if words else False
 
 
 #: A statement that asks to be told something rather than for something to be done: "I'd like
@@ -417,6 +432,12 @@ _ASKS_PERSON = re.compile(
     r"(?:look\s+at|take\s+over|deal\s+with|sort\s+out|check\s+on)\s+(?:this|it|that)\b"
     # "need a human to look at our account" (not "let someone look at our account": a role)
     rf"|\b(?:have|get|need|want)\s+{_WHO}\s+(?:to\s+)?look\s+at\s+(?:our|my)\s+account\b"
+    # "Please pass this on to a human colleague", "can you pass me to a real person" (asked, not
+    # told: "we'll pass it to a real person"; not "pass it on to someone in finance")
+    r"|(?:^|[.!?,;]\s*|\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you|just)\s+)"
+    r"pass\s+(?:this|it|me|us|my\s+\w+)\s+(?:on\s+|over\s+|along\s+)?to\s+"
+    r"(?:a|an|one\s+of\s+your|your)\s+(?:(?:real|actual|live|human)\s+)*"
+    r"(?:persons?|people|colleagues?|agents?|reps?|engineers?|staff|beings?|humans?)\b"
     # "id rather explain this to one of ur support folks" (not "to someone in finance")
     r"|\bexplain\s+(?:this|it|things)\s+(?:directly\s+)?(?:to|with)\s+"
     rf"(?:{_THEIR_TEAM}|{_A_PERSON})"
@@ -525,6 +546,12 @@ _ASKS_PERSON = re.compile(
     r"(?:\w+\s+){1,2})?(?:actually|really|even)\s+(?:there|here|around|reading|listening)\b",
     re.IGNORECASE,
 )
+#: Who a Polish request for a person names: a consultant, a human, an adviser, someone of the
+#: company's support.
+_PERSON_PL = (
+    r"(?:(?:jakimś|prawdziwym|żywym)\s+)?(?:konsultant\w*|człowiek\w*|doradc\w*|osobą"
+    r"|kimś\s+z\s+(?:obsługi|supportu|waszego|działu))"
+)
 #: A Japanese request's ending: "please", "may I have", "I would like".
 _PLEASE_JA = "(?:ください|下さい|もら|いただ|頂|ほし|欲し)"
 #: The same in the other languages customers write in most (Spanish, French, German, Portuguese,
@@ -550,6 +577,17 @@ _ASKS_PERSON_ABROAD = re.compile(
     r"(?:algu[eé]m|um\s+(?:atendente|agente|humano)|uma\s+pessoa|o\s+suporte)\b"
     r"|\bpassami\s+(?:qualcuno|un\s+operatore|un\s+agente)\b"
     r"|\bparlare\s+con\s+(?:un|una|qualcuno)\b"
+    # Polish, asked for: "Poproszę o kontakt z konsultantem", "chcę rozmawiać z człowiekiem",
+    # "połączcie mnie z kimś z obsługi" (not "Rozmowa z konsultantem była świetna", nor "kontakt
+    # z pracownikiem dyżurnym przez SMS", the customer's own)
+    r"|\b(?:poprosz[ęe]|prosz[ęe]|chc[ęe]|chciał(?:bym|abym)|czy\s+mog[ęe]|potrzebuj[ęe])\s+"
+    r"(?:o\s+)?(?:\w+\s+){0,2}?(?:kontakt|rozmow[ęy]|rozmawia\w*|porozmawia\w*|pogada\w*)\s+z\s+"
+    rf"{_PERSON_PL}"
+    rf"|\bpołącz\w*\s+mnie\s+z\s+{_PERSON_PL}"
+    # Korean, asked for: "상담원 연결해주세요", "상담원으로 연결해 주세요", "담당자랑 직접 통화하고
+    # 싶어요" (not "상담원과 통화했는데", told; nor "담당자와 상담 후 결정하겠습니다")
+    r"|(?:상담원|상담사|담당자)\s*(?:좀\s*)?(?:이랑|랑|과|와|하고|에게|한테|으로|로)?\s*(?:좀\s*|직접\s*)?"
+    r"(?:연결|통화|상담|얘기|대화)\s*(?:좀\s*)?(?:해\s*주|해\s*줘|하고\s*싶|할\s*수\s*있|시켜\s*주|부탁)"
     # Japanese, with no spaces: "担当者の方と直接お話しできますか" (a person in charge spoken with,
     # asked to call, or put through to, in one clause: not "担当者に電話でアラートを送れますか",
     # whether alerts can call the person on duty)
@@ -631,11 +669,22 @@ def asks_if_there_is(sentence: str) -> bool:
     return not names_person(plain)
 
 
+#: A person on the customer's own rota, who is nobody asked for: "could it telephone the on-call
+#: person as well, for the really urgent things?" asks what Monitor does. (Not "an on-call human"
+#: or agent, nor "a person on call at acme": the company's.)
+ON_DUTY = re.compile(
+    r"\b(?:the|our|my|their)\s+(?:on[- ]call\s+(?:person|people|someone)"
+    r"|(?:person|people)\s+(?:who\s+is\s+|who'?s\s+|that\s+is\s+)?on\s+(?:call|duty))\b",
+    re.IGNORECASE,
+)
+
+
 def names_person(text: str) -> bool:
     """Whether ``text`` names a person or a way to be contacted at all (:data:`_PERSON_CUE`):
     a head that reads a request for a person in a message that names none ("can I force 2FA for
-    everybody on the team, not just ask nicely") has read something else."""
-    return _PERSON_CUE.search(text.replace(APOSTROPHE, "'")) is not None
+    everybody on the team, not just ask nicely") has read something else. The customer's own
+    person on call (:data:`ON_DUTY`) is none."""
+    return _PERSON_CUE.search(ON_DUTY.sub(" ", text.replace(APOSTROPHE, "'"))) is not None
 
 
 #: Someone of the company's who could show the product.

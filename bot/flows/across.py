@@ -26,7 +26,7 @@ from typing import Any
 
 from bot.packs import Pack
 from bot.preflight import language
-from bot.text import clauses, tokens, whole_and_sentences
+from bot.text import clauses, whole_and_sentences
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ class AcrossIndex:
 
     def language_of(self, text: str) -> str | None:
         """The message's language when it is surely not the pack's own (see ``written_in``)."""
-        if len(tokens(text)) < language.MIN_WORDS:
+        if not language.long_enough(text):
             return None
         lang, p = language.written_in(text, sorted({self.pack.language, *self.pack.templates}))
         return lang if lang and lang != self.pack.language and p >= language.SURE else None

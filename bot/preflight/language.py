@@ -12,7 +12,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from bot.text import CLAUSE_WORDS
+from bot.text import CLAUSE_WORDS, tokens
 
 _identifiers: dict[tuple[str, ...], Any] = {}
 _lock = threading.Lock()
@@ -112,12 +112,29 @@ SURE = 0.9
 MIN_WORDS = 3
 
 
+#: Letters of scripts that set no spaces between words (Chinese, Japanese, Thai) or whose words
+#: are long (Korean): "상담원 연결해주세요" (put me through to an agent) is two spaced words, and
+#: its script alone says the language.
+_DENSE_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+#: ...so this many of its letters read as long enough.
+DENSE_LETTERS = 4
+#: A word in any script ("Сколько стоит подписка" is three).
+_ANY_WORD = re.compile(r"[^\W\d_]+")
+
+
+def long_enough(text: str, min_words: int = MIN_WORDS) -> bool:
+    """Whether ``text`` is long enough for its language to be read: ``min_words`` words (as the
+    pack's tokens count them, or in any script), or :data:`DENSE_LETTERS` letters of a script
+    written densely."""
+    if len(tokens(text)) >= min_words or len(_ANY_WORD.findall(text)) >= min_words:
+        return True
+    return len(_DENSE_SCRIPT.findall(text)) >= DENSE_LETTERS
+
+
 def reply_language(text: str, current: str, pack_language: str, templates: list[str]) -> str:
     """The language a turn's templates are said in: the message's own when it is confidently
     one the pack has templates for, else ``current`` (the conversation's)."""
-    from bot.text import tokens
-
-    if len(tokens(text)) < MIN_WORDS:
+    if not long_enough(text):
         return current
     lang, p = written_in(text, sorted({pack_language, *templates}))
     return lang if lang and p >= SURE and lang in templates else current

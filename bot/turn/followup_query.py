@@ -55,7 +55,7 @@ from bot.extend.retriever import Fact, QueryVector, Retriever
 from bot.packs import Pack
 from bot.packs.model import FaqEntry
 from bot.packs.sections import keyed_paragraphs
-from bot.text import content_tokens, matching, normalise, tokens
+from bot.text import CHAT_OPENERS, content_tokens, matching, normalise, tokens
 from bot.turn import answerable
 from bot.turn.turn import ConversationState
 
@@ -146,11 +146,14 @@ def carries_on(pack: Pack, text: str, state: ConversationState) -> bool:
     return bool(words) and all(w in vouched or f"{w}s" in vouched for w in words)
 
 
-#: Talk before a follow-up's words: "oh lovely! and what about Teams?", "thanks, and phone calls?".
-_LEAD = (
-    r"^\W*(?:(?:oh|ok|okay|so|um+|uh+|right|alright|great|cool|nice|lovely|brilliant|perfect"
-    r"|thanks|thank\s+you)\W+)*"
+#: Words of talk a follow-up opens on (bot.text.CHAT_OPENERS, and a few of more words): "oh
+#: lovely! and what about Teams?", "thanks, and phone calls?", "grand, and do I need a card?".
+_OPENING = (
+    "(?:"
+    + "|".join(sorted(CHAT_OPENERS - {"um", "uh"}))
+    + r"|um+|uh+|thank\s+you|got\s+it|i\s+see)"
 )
+_LEAD = rf"^\W*(?:{_OPENING}\W+)*"
 #: One to three words naming a thing, no verb of asking among them ("and is it encrypted" asks
 #: something new).
 _NAMED = (
@@ -238,8 +241,7 @@ _PARTICLES = frozenset("up out off down over back away".split())
 #: moves on, unless it names a product or a plan (:func:`switches_subject`); nor "and the
 #: logs?" after a question on caches: a thing named after "and" is the new subject.
 _GOES_ON = re.compile(
-    r"^\W*(?:(?:ok|okay|so|um+|uh+|right|great|cool|thanks|thank\s+you|understood|got\s+it"
-    r"|i\s+see|alright|perfect|wait)\W+)*(?:and|also|plus)\W+(?!(?:what|how)\s+about\b)"
+    rf"{_LEAD}(?:and|also|plus)\W+(?!(?:what|how)\s+about\b)"
     r"(?:for|from|with|in|on|at|by|per|what|how|which|who|when|where|why|whether|if|is|are|can"
     r"|could|do|does|did|will|would|should|must)\b",
     re.IGNORECASE,
@@ -258,7 +260,7 @@ def continues(pack: Pack, text: str) -> bool:
 
 
 #: Words of talk, not of a subject: "okay and for how many days".
-_FILLERS = frozenset("ok okay so um uh thanks understood great cool alright perfect wait".split())
+_FILLERS = CHAT_OPENERS - {"right"}  # ("the right plan" says a word of its own)
 
 
 def _subjects(pack: Pack) -> frozenset[str]:

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 
 from bot.packs import Pack
-from bot.text import content_tokens, matching, normalise
+from bot.text import ON_DUTY, content_tokens, matching, normalise
 
 _NEGATIVE = {
     "angry",
@@ -95,8 +95,10 @@ class KeywordRouter:
         norm = normalise(text)
         words = set(content_tokens(text))
         ranked = []
+        # (a person on the customer's own rota is nobody asked for: see bot.text.ON_DUTY)
+        on_duty = ON_DUTY.sub(" ", norm)
         for intent in self.pack.intents:
-            hits = matching(norm, intent.keywords)
+            hits = matching(on_duty if intent.move == "handoff" else norm, intent.keywords)
             # Longer phrases are stronger evidence than one common word.
             score = sum(len(h.split()) for h in hits) * 1.0
             overlap = max(

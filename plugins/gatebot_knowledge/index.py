@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
-from gatebot_knowledge.lexical import Bm25Index, stem, tokenize
+from bot.text import one_typo_apart
+from gatebot_knowledge.lexical import STOPWORDS, Bm25Index, stem, tokenize
 from gatebot_knowledge.passages import Passage
 from gatebot_knowledge.shorthand import written_out
 
@@ -90,6 +92,16 @@ class Vectors:
 
 #: Above this many passages, ``KnowledgeIndex.said`` is BM25's vocabulary as it stands.
 SAID_MAX_PASSAGES = 5000
+#: Two words are read as one written word (see ``KnowledgeIndex._joined``) of this many letters
+#: or more: shorter joins are too often two words meant ("log in", "set up").
+JOINED_LETTERS = 6
+#: First words never joined to the next: stop words ("in voice" stays) and the determiners of
+#: "every one of our users", "any one", "some body".
+_NOT_JOINED = STOPWORDS | frozenset({"every", "any", "some", "no", "same"})
+#: Words after which a phrase has ended: "get hub for ...", "get lab we have ...".
+_PHRASE_ENDS = STOPWORDS | frozenset(
+    "we i you they he she it our my your their that which who for with and or but so".split()
+)
 
 
 class KnowledgeIndex:
@@ -113,6 +125,8 @@ class KnowledgeIndex:
         self._said: frozenset[str] | None = None  # see said
         self._written: frozenset[str] | None = None  # see written
         self._text: str | None = None  # see _text_as_written
+        # written words by length and last three letters, for _one_word
+        self._by_end: dict[tuple[int, str], list[str]] | None = None
         if vectors is not None and len(vectors.joint) != len(passages):
             raise ValueError(f"{len(vectors.joint)} vectors for {len(passages)} passages")
 
@@ -156,6 +170,7 @@ class KnowledgeIndex:
         both sides (an encoder reads "pricng" as noise too). Unchanged when nothing was
         corrected. Ranking and evaluation below read the query they are given as it is."""
         query = written_out(query, self._knows, self._says)
+        query = self._joined(query)
         fixes = self.lexical.corrections(query)
         if not fixes:
             return query
@@ -165,6 +180,55 @@ class KnowledgeIndex:
             return match.group(0) if fixed is None else self._surface(fixed)
 
         return re.sub(r"[A-Za-z0-9]+", fix, query)
+
+    def _joined(self, query: str) -> str:
+        """``query`` with two neighbouring words that a passage writes as one word joined:
+        "does your pipe lines build those" -> "pipelines", and, by speech-to-text, "we use get
+        hub for everything" -> "github" (the second word whole at the written word's end, one
+        letter off at most before it). Only into a written word of :data:`JOINED_LETTERS` or
+        more, after a first word that is no stop word or determiner (:data:`_NOT_JOINED`: "in
+        voice" and "every one" stay), where no passage writes the two words apart."""
+        found = list(re.finditer(r"[A-Za-z]+", query))
+        if len(found) < 2:
+            return query
+        out, last, skip = [], 0, False
+        for i, (first, second) in enumerate(pairwise(found)):
+            if skip:
+                skip = False
+                continue
+            a, b = first.group(0).lower(), second.group(0).lower()
+            gap = query[first.end() : second.start()]
+            if gap.strip() or a in _NOT_JOINED or len(b) < 3 or len(a + b) < JOINED_LETTERS:
+                continue
+            # (the phrase ends at the message's end, a stop or a word that starts another)
+            nxt = found[i + 2] if i + 2 < len(found) else None
+            ends = nxt is None or bool(query[second.end() : nxt.start()].strip())
+            ends = ends or (nxt is not None and nxt.group(0).lower() in _PHRASE_ENDS)
+            word = self._one_word(a, b, ends)
+            if word is not None:
+                out += [query[last : first.start()], word]
+                last, skip = second.end(), True
+        return "".join([*out, query[last:]]) if out else query
+
+    def _one_word(self, a: str, b: str, ends: bool) -> str | None:
+        """The written word ``a`` and ``b`` make together, or None (see :meth:`_joined`). One
+        letter off only where ``b`` ends its phrase ("we use get hub for everything", not "we've
+        got lab machines"). The candidates are looked up first, the corpus searched for the two
+        words apart last."""
+        joined = a + b
+        if joined in self.written:
+            word: str | None = joined
+        elif not ends:
+            word = None
+        else:
+            if self._by_end is None:
+                self._by_end = {}
+                for w in self.written:
+                    self._by_end.setdefault((len(w), w[-3:]), []).append(w)
+            same = self._by_end.get((len(joined), b[-3:]), [])
+            near = [w for w in same if w.endswith(b) and one_typo_apart(joined, w)]
+            word = near[0] if len(near) == 1 else None
+        return None if word is None or self._says(f"{a} {b}") else word
 
     def _says(self, phrase: str) -> bool:
         """Whether a passage holds ``phrase`` (lower case, words as written)."""

@@ -101,6 +101,11 @@ _NAMED_WORKS = re.compile(
     # (what follows is the thing, not a verb: "does the docker build support cover ARM images?")
     r"(?:our\s+|my\s+)?(?!(?:cover|covers|handle|handles|for|with|in|on|of|the|a|an|all|both)\b)"
     r"([A-Za-z0-9][\w.\-]*)"
+    # ...or as chat drops the "do": "pipelines support bitbucket?" (the thing ends the question)
+    # ("priority support included?" names no thing: support is the noun there)
+    r"|^\s*(?:\w+\s+){0,2}?supports?\s+(?:our\s+|my\s+)?"
+    r"(?!(?:included|available|hours|plans?|options?|tiers?|team|people)\b)([A-Za-z0-9][\w.\-]*)"
+    r"(?=\s*\?)"
     # (a name, capitalised: "u support guys are slow" is Acme's support team)
     r"|^\s*(?:you|u)\s+support\s+(?:our\s+|my\s+)?((?-i:[A-Z])[\w.\-]*)"
     # What a feature is asked to cover, a name written so: "does the docker build support cover
@@ -110,6 +115,17 @@ _NAMED_WORKS = re.compile(
     # (of a name of two words, its first: "Is OpenID Connect supported")
     r"|\b(?:([A-Za-z0-9][\w.\-]*)|((?-i:[A-Z])[\w.\-]*)\s+(?-i:[A-Z])[\w.\-]*)\s+(?:is\s+|are\s+)?"
     r"supported\b",
+    re.IGNORECASE,
+)
+#: Where a product is asked to run, in the words hosting goes by: "can we run acme on-prem /
+#: air-gapped?" asks about a way of hosting the pack says nothing of, where it never says it.
+_NAMED_HOSTED = re.compile(r"\b(on[-\s]?prem(?:ise|ises)?|air[-\s]?gapped)(?![\w-])", re.IGNORECASE)
+#: ...unless the message asks of builds or runners on the customer's own machines, which the pack
+#: may answer (self-hosted runners): "can we run our pipelines builds on-prem on our own machines?"
+_RUN_OURSELVES = re.compile(
+    # (not "can i self host the whole thing on-prem, not just runners")
+    r"(?<!not just )(?<!not only )\b(?:runners?|builds?|self[- ]hosted"
+    r"|own\s+(?:network|servers?|machines?|hardware|infra\w*))\b",
     re.IGNORECASE,
 )
 #: What is asked to be printed, shown or added somewhere: "get our VAT number printed on the
@@ -582,7 +598,7 @@ def _compound_of_known(word: str, known: dict[str, int]) -> bool:
 def _targets(query: str) -> list[str]:
     """Words the question asks to integrate, connect or send to, or says it uses."""
     found = []
-    patterns = (
+    patterns: tuple[re.Pattern[str], ...] = (
         _NAMED_AFTER,
         _NAMED_BEFORE,
         _NAMED_SENT,
@@ -592,6 +608,8 @@ def _targets(query: str) -> list[str]:
         _NAMED_IN,
         _NAMED_FOR,
     )
+    if not _RUN_OURSELVES.search(query):
+        patterns += (_NAMED_HOSTED,)
     for pattern in patterns:
         for m in pattern.finditer(query):
             found.append(next(g for g in m.groups() if g).strip(".-"))

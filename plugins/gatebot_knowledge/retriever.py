@@ -66,7 +66,9 @@ from gatebot_knowledge.sentences import (
     first_alternatives,
     points_back,
     points_before_itself,
+    points_to_a_name,
     question_sentences,
+    run_on_question,
     without_sign_off,
 )
 
@@ -142,6 +144,13 @@ def leans_on_the_last(sentence: str) -> bool:
 
 #: A question whose last word points back: "Which tier unlocks that?", "do you support it?".
 _ENDS_POINTING = re.compile(r"\b(?:that|this|it|them|those|these)\s*[?.!]*\s*$", re.IGNORECASE)
+
+
+#: A question's words up to its question mark (what :meth:`KnowledgeRetriever._past_the_context`
+#: reads after the question it found).
+_ASKED = re.compile(r"[^.?!]+\?")
+#: ...offering a choice: "Poland or Germany?".
+_OFFERS = re.compile(r"\bor\b", re.IGNORECASE)
 
 
 class UnknownKeyError(GatebotError, LookupError):
@@ -495,6 +504,11 @@ class KnowledgeRetriever(Retriever):
                 evidence = part
         evidence = self._after_leads(query, k, asked, evidence)
         best = evidence.facts[0].key if evidence.facts else None
+        run_on = None if asked else run_on_question(query, self._umbrella().product_words())
+        if run_on is not None:
+            # A question typed on after its context with no stop between, read alone as the
+            # question of a message of sentences is.
+            evidence = self._read_alone(run_on, k, best, evidence, "+run-on")
         for alternative in first_alternatives(query):
             # A question's first alternative alone, where its best passage is the whole's best.
             evidence = self._read_alone(alternative, k, best, evidence, "+first-alternative")
@@ -556,15 +570,32 @@ class KnowledgeRetriever(Retriever):
         # requests?"). A thing or an action the pack never names is not placed in the message:
         # a question pointing back keeps it, but for a subject that points inside its own
         # sentence (:func:`points_before_itself`).
-        before = query[: query.find(found[1])]
+        at = query.find(found[1])
+        before = query[:at]
+        # A question after the one read, too short to be read alone, that offers names to
+        # choose from asks of them: "EU region - which exact country/datacenter? Poland or
+        # Germany?" (not an example given: "How do I invite a new teammate? Like Priya?").
+        later = [q for q in _ASKED.findall(query[at:]) if q.strip() not in found[0]]
+        if any(_OFFERS.search(q) and self._names(q) for q in later):
+            return evidence
         products = self._umbrella().product_words()
-        if self._names(before):
-            if points_back(found[1], products):
+        names = self._names(before)
+        # (a question read alone only for words that point to no name keeps its whole's best:
+        # "... stopped reaching PagerDuty since yesterday. Can it only be me?" asks of the alerts)
+        kept_best = False
+        if names:
+            if points_to_a_name(found[1], products, len(set(names))):
                 return evidence
+            kept_best = points_back(found[1], products)
         elif points_before_itself(found[1], products) and against != ["unseen_names"]:
             return evidence
-        part = self._evidence(found[0], k, None)
+        # (the question alone is read as the whole is: past the company's name, "whole acme
+        # cloud install on our own server is possible? ... everything on-prem" is no pricing
+        # question)
+        part = self._past_the_company(found[0], k, self._evidence(found[0], k, None))
         if not part.facts or any(part.features.get(x) for x in AGAINST):
+            return evidence
+        if kept_best and part.facts[0].key not in [f.key for f in evidence.facts]:
             return evidence
         if part.p_answerable > evidence.p_answerable:
             part.version += "+question"
@@ -739,11 +770,10 @@ class KnowledgeRetriever(Retriever):
 
     def _foreign(self, query: str) -> str | None:
         """The query's language when it is confidently not the pack's, else None."""
-        from bot.preflight.language import written_in
-        from bot.text import tokens
+        from bot.preflight.language import long_enough, written_in
         from gatebot_knowledge.multilingual import MIN_WORDS, SURE_LANGUAGE
 
-        if len(tokens(query)) < MIN_WORDS:
+        if not long_enough(query, MIN_WORDS):
             return None
         lang, p = written_in(query, sorted({self.pack.language, *self.pack.templates}))
         return lang if lang and lang != self.pack.language and p >= SURE_LANGUAGE else None

@@ -34,6 +34,34 @@ def question_sentences(text: str, min_words: int = MIN_WORDS) -> list[str]:
     return [s for s in sentences if _asks(s, min_words)]
 
 
+#: Where a question starts inside a message typed with no stop before it, as dictated: a verb
+#: before its subject ("... minute by minute does monitor keep a record of that"). Not "is" or
+#: "are" ("... it is still not working for me" tells).
+_RUN_ON = re.compile(r"\b(?:does|do|can|could|will|would|should)\s+([a-z]\w*)", re.IGNORECASE)
+#: ...the subjects a question to the company has, besides a product's name.
+_ASKED_OF = frozenset({"you", "your", "it", "there", "they", "acme"})
+#: The fewest words of context before a run-on question.
+RUN_ON_CONTEXT = 5
+
+
+def run_on_question(text: str, product_stems: set[str]) -> str | None:
+    """The question a message of one sentence and no question mark runs on into after its
+    context (:data:`_RUN_ON`, its subject the company, a product or "it"): "we had a big outage
+    tuesday and i have to write up what happened minute by minute does monitor keep a record of
+    that" asks "does monitor keep a record of that" (of :data:`MIN_WORDS` words or more); None
+    where there is none, or it opens the message."""
+    if "?" in text or len(_sentences(text)) > 1:
+        return None
+    for found in _RUN_ON.finditer(text):
+        subject = found.group(1).lower()
+        if subject not in _ASKED_OF and not set(tokenize(subject)) & product_stems:
+            continue
+        rest = text[found.start() :].strip()
+        if len(text[: found.start()].split()) >= RUN_ON_CONTEXT and len(rest.split()) >= MIN_WORDS:
+            return rest
+    return None
+
+
 #: A comma before a new clause, its subject and verb: "how do I add a new associate to our
 #: account, she started monday and still cant get in" is a question and then context.
 _SPLICE = re.compile(r",\s+(?=(?:she|he|they|we|i)\s+[a-z']+\b)", re.IGNORECASE)
@@ -196,6 +224,32 @@ def points_back(sentence: str, product_stems: set[str]) -> bool:
         if not set(tokenize(plain[: its.start()])) & product_stems:
             return True
     return False
+
+
+#: Words that look back but point to no name the context says: a claim checked ("Could you
+#: please confirm whether that is correct"), an "it" with nothing in it ("can it only be me?")...
+_POINTS_TO_NO_NAME = re.compile(
+    r"\bthat(?:['\u2019]s|\s+is|\s+was)\s+(?:correct|right|true|accurate|the\s+case)\b"
+    r"|\b(?:is|was)\s+that\s+(?:correct|right|true|accurate|the\s+case)\b"
+    r"|\bit\s+(?:only\s+|just\s+)?be\s+(?:me|us|you|him|her)\b"
+    r"|\bis\s+it\s+(?:just|only)\s+(?:me|us)\b",
+    re.IGNORECASE,
+)
+#: ...and, where the context names one name only, "they" asked about as a subject: people, not
+#: the name ("Our managers are in Donegal. Can they see the dashboards without a seat?"). As an
+#: object or an owner a plural may be the name's ("post alerts to their channels" after Discord).
+_THEY_ASKED = re.compile(
+    r"\b(?:can|could|do|does|will|would|are|were|should|must)\s+they\b", re.IGNORECASE
+)
+
+
+def points_to_a_name(sentence: str, product_stems: set[str], names: int) -> bool:
+    """Whether ``sentence`` may point back to one of the ``names`` (a count of different names)
+    the context before it names: :func:`points_back`, less the words that point to no name."""
+    plain = _POINTS_TO_NO_NAME.sub(" ", sentence)
+    if names == 1:
+        plain = _THEY_ASKED.sub(" ", plain)
+    return points_back(plain, product_stems)
 
 
 #: Where a question sentence's clauses part: a comma before "and", "or", "so", "but" or a word

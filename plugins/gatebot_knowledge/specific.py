@@ -293,7 +293,20 @@ def asked_thing(question: str) -> list[str]:
     """The stems of the thing an existence question asks about ("is there a mobile app":
     ``["mobil", "app"]``), without words that name no thing; empty for other questions."""
     found = _THING_ASKED.search(question) or _THING_HAD.search(question)
+    found = found or _THING_LAST.search(question)
     return _thing(found or _THING_SHOWN.search(question))
+
+
+#: The thing first and whether it is there last, as some customers write English: "discount for
+#: small indie studio or startup program have?", "dark mode available?". The thing runs as in
+#: :data:`_THING_ASKED`, to three words, from the message's start.
+_THING_LAST = re.compile(
+    # (no question word first: "what integrations do you have?", "is SSO available?")
+    r"^\s*(?:any\s+)?(?!(?:what|which|how|who|where|when|why|is|are|do|does|can|could|will|would"
+    r"|should)\b)((?:[a-z0-9][\w'-]*\s*){1,3}?)(?=(?:\s+(?:for|of|or|and|with)\b[^.!?\n]*)?"
+    r"\s+(?:(?:you|they|acme)\s+)?(?:have|available|exists?)\s*\?\s*$)",
+    re.IGNORECASE,
+)
 
 
 #: Whether a document shows a thing: "is gst on the invoices?", "are PO numbers shown on your
