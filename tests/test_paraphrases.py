@@ -141,6 +141,12 @@ FRESH131 = Path(__file__).parent / "data" / "acme_fresh131.jsonl"
 FRESH132 = Path(__file__).parent / "data" / "acme_fresh132.jsonl"
 FRESH133 = Path(__file__).parent / "data" / "acme_fresh133.jsonl"
 FRESH134 = Path(__file__).parent / "data" / "acme_fresh134.jsonl"
+FRESH135 = Path(__file__).parent / "data" / "acme_fresh135.jsonl"
+FRESH136 = Path(__file__).parent / "data" / "acme_fresh136.jsonl"
+FRESH137 = Path(__file__).parent / "data" / "acme_fresh137.jsonl"
+FRESH138 = Path(__file__).parent / "data" / "acme_fresh138.jsonl"
+FRESH139 = Path(__file__).parent / "data" / "acme_fresh139.jsonl"
+FRESH140 = Path(__file__).parent / "data" / "acme_fresh140.jsonl"
 
 #: kind -> (the least share right, the most wrong): measured on this pack, offline provider.
 FLOORS = {
@@ -1234,6 +1240,55 @@ FRESH134_FLOORS = {
     "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
 }
 
+FRESH135_FLOORS = {
+    "answer": (32 / 40, 0),  # measured 33 of 40 (held out 33)
+    "unanswerable": (13 / 15, 0),  # measured 14 of 15 (held out 13)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 8)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH136_FLOORS = {
+    "answer": (27 / 40, 0),  # measured 28 of 40 (held out 27)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (8 / 10, 0),  # measured 8 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH137_FLOORS = {
+    "answer": (28 / 40, 0),  # measured 29 of 40 (held out 26)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 15)
+    "out_of_scope": (5 / 10, 0),  # measured 5 of 10 (held out 5)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH138_FLOORS = {
+    "answer": (25 / 40, 0),  # measured 26 of 40 (held out 26)
+    # (one asserted: "Can invoices be emailed directly to our accounts payable mailbox ...?")
+    "unanswerable": (12 / 15, 1),  # measured 13 of 15 (held out 13)
+    "out_of_scope": (7 / 10, 0),  # measured 7 of 10 (held out 7)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
+FRESH139_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 35)
+    "unanswerable": (14 / 15, 0),  # measured 15 of 15 (held out 13)
+    "out_of_scope": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 4)
+    "action": (9 / 10, 0),  # measured 9 of 10 (held out 9)
+}
+
+FRESH140_FLOORS = {
+    "answer": (34 / 40, 0),  # measured 35 of 40 (held out 34)
+    "unanswerable": (12 / 15, 0),  # measured 13 of 15 (held out 12)
+    "out_of_scope": (6 / 10, 0),  # measured 6 of 10 (held out 6)
+    "person": (5 / 5, 0),  # measured 5 of 5 (held out 5)
+    "action": (10 / 10, 0),  # measured 10 of 10 (held out 10)
+}
+
 #: Every set with its floors: one list for the floors test and the no-shared-message check.
 SETS = {
     SET: FLOORS,
@@ -1361,6 +1416,12 @@ SETS = {
     FRESH132: FRESH132_FLOORS,
     FRESH133: FRESH133_FLOORS,
     FRESH134: FRESH134_FLOORS,
+    FRESH135: FRESH135_FLOORS,
+    FRESH136: FRESH136_FLOORS,
+    FRESH137: FRESH137_FLOORS,
+    FRESH138: FRESH138_FLOORS,
+    FRESH139: FRESH139_FLOORS,
+    FRESH140: FRESH140_FLOORS,
 }
 
 
