@@ -108,8 +108,9 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     # purchase order, the customer's own procurement paper ("some indication of cost for Acme
     # Cloud before a purchase order can be raised"), nor a receipt printer ("the receipt printers
     # at the tills stopped working after a Windows 11 update").
-    norm = _PURCHASE_ORDER.sub("purchase form", _IN_ORDER.sub("so as", normalise(text)))
-    norm = _RECEIPT_PRINTER.sub("till printer", norm)
+    norm = normalise(text)
+    for said, meant in _NO_ORDER:
+        norm = said.sub(meant, norm)
     # A question about how things work needs no order number ("can I get a refund if I cancel in
     # the first 14 days?"): it is in scope, not waiting for input.
     how = asks_how(text)
@@ -135,9 +136,13 @@ def check_scope(pack: Pack, text: str, known_slots: set[str]) -> Scope:
     return verdict
 
 
-_IN_ORDER = re.compile(r"\bin order(?= (?:to|for|that)\b)")
-_PURCHASE_ORDER = re.compile(r"\bpurchase order(?=s?\b)")
-_RECEIPT_PRINTER = re.compile(r"\breceipt printer(?=s?\b)")
+#: Words of the order intent's keywords in another sense, and what they are read as (see
+#: check_scope).
+_NO_ORDER = (
+    (re.compile(r"\bin order(?= (?:to|for|that)\b)"), "so as"),
+    (re.compile(r"\bpurchase order(?=s?\b)"), "purchase form"),
+    (re.compile(r"\breceipt printer(?=s?\b)"), "till printer"),
+)
 
 
 def _declined(scope: Scope, rule: str, score: float, threshold: float) -> Scope:
