@@ -434,9 +434,10 @@ _ASKS_PERSON = re.compile(
     rf"|\b(?:have|get|need|want)\s+{_WHO}\s+(?:to\s+)?look\s+at\s+(?:our|my)\s+account\b"
     # "Please pass this on to a human colleague", "can you pass me to a real person" (asked, not
     # told: "we'll pass it to a real person"; not "pass it on to someone in finance")
-    r"|(?:^|[.!?,;]\s*|\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you|just)\s+)"
+    r"|(?:^|[.!?;]\s*|\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you)\s+)"
     r"pass\s+(?:this|it|me|us|my\s+\w+)\s+(?:on\s+|over\s+|along\s+)?to\s+"
-    r"(?:a|an|one\s+of\s+your|your)\s+(?:(?:real|actual|live|human)\s+)*"
+    r"(?:(?:a|an)\s+(?:(?:real|actual|live|human)\s+)+|(?:one\s+of\s+your|your)\s+"
+    r"(?:(?:real|actual|live|human)\s+)*|a\s+(?=(?:human|person)\b))"
     r"(?:persons?|people|colleagues?|agents?|reps?|engineers?|staff|beings?|humans?)\b"
     # "id rather explain this to one of ur support folks" (not "to someone in finance")
     r"|\bexplain\s+(?:this|it|things)\s+(?:directly\s+)?(?:to|with)\s+"
@@ -549,7 +550,9 @@ _ASKS_PERSON = re.compile(
 #: Who a Polish request for a person names: a consultant, a human, an adviser, someone of the
 #: company's support.
 _PERSON_PL = (
-    r"(?:(?:jakimś|prawdziwym|żywym)\s+)?(?:konsultant\w*|człowiek\w*|doradc\w*|osobą"
+    # (not "z doradcą podatkowym", the customer's own tax adviser)
+    r"(?:(?:jakimś|prawdziwym|żywym)\s+)?(?:konsultant\w*|człowiek\w*"
+    r"|doradc\w*+(?!\s+(?:podatkow|finansow|prawn|inwestycyjn))|osobą"
     r"|kimś\s+z\s+(?:obsługi|supportu|waszego|działu))"
 )
 #: A Japanese request's ending: "please", "may I have", "I would like".
@@ -581,13 +584,16 @@ _ASKS_PERSON_ABROAD = re.compile(
     # "połączcie mnie z kimś z obsługi" (not "Rozmowa z konsultantem była świetna", nor "kontakt
     # z pracownikiem dyżurnym przez SMS", the customer's own)
     r"|\b(?:poprosz[ęe]|prosz[ęe]|chc[ęe]|chciał(?:bym|abym)|czy\s+mog[ęe]|potrzebuj[ęe])\s+"
-    r"(?:o\s+)?(?:\w+\s+){0,2}?(?:kontakt|rozmow[ęy]|rozmawia\w*|porozmawia\w*|pogada\w*)\s+z\s+"
+    r"(?:o\s+)?(?:\w+\s+){0,2}?(?:kontakt\w*|rozmow[ęy]|rozmawia\w*|porozmawia\w*|pogada\w*)\s+z\s+"
     rf"{_PERSON_PL}"
     rf"|\bpołącz\w*\s+mnie\s+z\s+{_PERSON_PL}"
     # Korean, asked for: "상담원 연결해주세요", "상담원으로 연결해 주세요", "담당자랑 직접 통화하고
     # 싶어요" (not "상담원과 통화했는데", told; nor "담당자와 상담 후 결정하겠습니다")
-    r"|(?:상담원|상담사|담당자)\s*(?:좀\s*)?(?:이랑|랑|과|와|하고|에게|한테|으로|로)?\s*(?:좀\s*|직접\s*)?"
-    r"(?:연결|통화|상담|얘기|대화)\s*(?:좀\s*)?(?:해\s*주|해\s*줘|하고\s*싶|할\s*수\s*있|시켜\s*주|부탁)"
+    # (nor "연결 해주지 않으셔도 돼요", not needed; "당직 담당자에게 연결해 주는 기능",
+    # a feature for the customer's own person on duty)
+    r"|(?<!당직\s)(?<!당직)(?<!온콜\s)(?<!온콜)(?:상담원|상담사|담당자)\s*(?:좀\s*)?"
+    r"(?:이랑|랑|과|와|하고|에게|한테|으로|로)?\s*(?:좀\s*|직접\s*)?(?:연결|통화|상담|얘기|대화)\s*"
+    r"(?:좀\s*)?(?:해\s*주(?:세요|십시오|실|시겠)|해\s*줘|하고\s*싶|할\s*수\s*있|시켜\s*주(?:세요|실)|부탁)"
     # Japanese, with no spaces: "担当者の方と直接お話しできますか" (a person in charge spoken with,
     # asked to call, or put through to, in one clause: not "担当者に電話でアラートを送れますか",
     # whether alerts can call the person on duty)

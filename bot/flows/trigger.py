@@ -306,8 +306,13 @@ _TWO_NAMES = re.compile(r"\b[A-Z][a-z]+\s+(?:and|&)\s+[A-Z][a-z]+\b")
 #: "can you give our new hire access to Monitor".
 _ONTO_THE_PLAN = re.compile(
     r"\b(?:add|get|put|include|remove|take|drop|move)\b[^.?!]{0,40}?\b(?:to|onto|on|off|from|into)"
-    r"\s+(?:our|my|the)\s+(?:\w+\s+)?(?:plan|subscription|sub|bill|billing|account|workspace)\b"
-    r"|\b(?:access|log-?ins?|accounts?)\b",
+    r"\s+(?:our|my|the)\s+(?:\w+\s+)?(?:plan|subscription|sub|bill|billing|account|workspace"
+    r"|team)\b"
+    r"|\b(?:access|log-?ins?|accounts?)\b"
+    # someone named or pointed to as what is added or removed, or who left or joined: "can you
+    # remove Dave, he left last week", "our intern is leaving, can you drop her?"
+    r"|\b(?:add|remove|drop|take)\s+(?:him|her|them|(?-i:[A-Z][a-z]+))\b"
+    r"|\b(?:left|quit|leaving|moved\s+on|new\s+hires?|new\s+starters?|joined|joining)\b",
     re.IGNORECASE,
 )
 

@@ -128,6 +128,11 @@ def long_enough(text: str, min_words: int = MIN_WORDS) -> bool:
     written densely."""
     if len(tokens(text)) >= min_words or len(_ANY_WORD.findall(text)) >= min_words:
         return True
+    return written_densely(text)
+
+
+def written_densely(text: str) -> bool:
+    """Whether ``text`` has :data:`DENSE_LETTERS` letters of a script written densely."""
     return len(_DENSE_SCRIPT.findall(text)) >= DENSE_LETTERS
 
 
