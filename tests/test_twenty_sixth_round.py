@@ -219,3 +219,29 @@ async def test_what_the_reviews_kept(client: TestClient) -> None:
         "open?",
     ):
         assert not asks_for_person(text), text
+
+
+async def test_what_the_review_of_the_narrowed_code_kept(client: TestClient) -> None:
+    for text in (
+        "상담원 연결 해주지 않으셔도 돼요. 그냥 가격만 궁금해요",
+        "장애 시 당직 담당자에게 연결해 주는 기능 있나요?",
+        "Ok thanks, I'll just pass it along to a colleague who handles our billing.",
+        "Chcę najpierw porozmawiać z doradcą podatkowym, zanim kupię plan Business",
+    ):
+        assert not asks_for_person(text), text
+    assert asks_for_person("Potrzebuję kontaktu z konsultantem w sprawie faktury")
+    # A refund had already, and a decision to be taken with one's own people, start nothing.
+    for text in (
+        "지난달 환불은 이미 받았어요, 감사합니다",
+        "退款已经收到了\uff0c谢谢",
+        "담당자와 상담 후 결정하겠습니다",
+    ):
+        turn = (await _turns(client, text))["turn"]
+        assert turn["flow"] is None, text
+        assert turn["move"]["name"] != "handoff", text
+    for text, flow in (
+        ("이미 결제했는데 환불해 주세요", "refund"),
+        ("can you remove Dave, he left last week", "add_seats"),
+    ):
+        turn = (await _turns(client, text))["turn"]
+        assert (turn["flow"] or {}).get("name") == flow, text
