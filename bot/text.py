@@ -126,12 +126,16 @@ _POSSIBLE_TAG = re.compile(
 
 #: The fewest words a later clause needs to count as a question ("thanks, will do" is none).
 _CLAUSE_QUESTION_WORDS = 4
+#: The verbs a question puts before its subject, and the subjects a question to the company has
+#: (the knowledge plugin's run-on question reads the same, with a product's name too).
+INVERTED_VERBS = ("will", "would", "can", "could", "do", "does", "should")
+ASKED_OF = frozenset({"you", "your", "it", "there", "they", "acme"})
 #: A verb before its subject, as a question puts it: "will your pipelines", "can you". Not "is"
 #: or "are" ("the annoying thing is it keeps failing"), nor a verb after its own subject ("as
 #: soon as you can it is urgent").
 _INVERTED = re.compile(
     r"(?<!\byou\s)(?<!\bwe\s)(?<!\bi\s)(?<!\bthey\s)(?<!\bit\s)"
-    r"\b(?:will|would|can|could|do|does|should)\s+(?:you|your|it|there|they|acme)\b",
+    rf"\b(?:{'|'.join(INVERTED_VERBS)})\s+(?:{'|'.join(sorted(ASKED_OF))})\b",
     re.IGNORECASE,
 )
 #: The words of context a run-on question comes after.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from bot.text import ASKED_OF, INVERTED_VERBS
 from gatebot_knowledge.lexical import tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -37,9 +38,7 @@ def question_sentences(text: str, min_words: int = MIN_WORDS) -> list[str]:
 #: Where a question starts inside a message typed with no stop before it, as dictated: a verb
 #: before its subject ("... minute by minute does monitor keep a record of that"). Not "is" or
 #: "are" ("... it is still not working for me" tells).
-_RUN_ON = re.compile(r"\b(?:does|do|can|could|will|would|should)\s+([a-z]\w*)", re.IGNORECASE)
-#: ...the subjects a question to the company has, besides a product's name.
-_ASKED_OF = frozenset({"you", "your", "it", "there", "they", "acme"})
+_RUN_ON = re.compile(rf"\b(?:{'|'.join(INVERTED_VERBS)})\s+([a-z]\w*)", re.IGNORECASE)
 #: The fewest words of context before a run-on question.
 RUN_ON_CONTEXT = 5
 
@@ -54,7 +53,8 @@ def run_on_question(text: str, product_stems: set[str]) -> str | None:
         return None
     for found in _RUN_ON.finditer(text):
         subject = found.group(1).lower()
-        if subject not in _ASKED_OF and not set(tokenize(subject)) & product_stems:
+        # (its subject the company, as bot.text's unmarked questions read it, or a product)
+        if subject not in ASKED_OF and not set(tokenize(subject)) & product_stems:
             continue
         rest = text[found.start() :].strip()
         if len(text[: found.start()].split()) >= RUN_ON_CONTEXT and len(rest.split()) >= MIN_WORDS:
